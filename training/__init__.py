@@ -1,0 +1,1 @@
+"""Training side of Pretraining Playground: corpus -> tokenizer -> GPT/BERT -> ONNX in models/."""

@@ -1,0 +1,74 @@
+"""Command line: python -m training {train,evaluate,export,quiz,benchmark} --help"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import fields
+from pathlib import Path
+
+from .data import DEFAULT_CORPUS
+from .train import TrainConfig, Trainer
+
+
+def add_train_args(p: argparse.ArgumentParser) -> None:
+    d = TrainConfig()
+    p.add_argument("family", choices=["gpt", "bert"])
+    p.add_argument("--corpus", default=str(DEFAULT_CORPUS), help="text file or folder of .txt files (default: shipped Shakespeare)")
+    p.add_argument("--out", default=None, help="run folder (default runs/<family>)")
+    for name in ("n_layer", "n_head", "n_embd", "n_ff", "context", "batch_size", "steps", "warmup", "eval_interval", "eval_batches", "seed", "threads"):
+        p.add_argument("--" + name.replace("_", "-"), type=int, default=getattr(d, name))
+    for name in ("minutes", "lr", "min_lr_ratio", "weight_decay", "grad_clip", "mask_rate"):
+        p.add_argument("--" + name.replace("_", "-"), type=float, default=getattr(d, name))
+    p.add_argument("--no-nsp", action="store_true", help="BERT: MLM only (as RoBERTa)")
+    p.add_argument("--resume", default=None, help="checkpoint to continue from (its settings win, but --steps/--minutes extend)")
+
+
+def cmd_train(args) -> None:
+    names = {f.name for f in fields(TrainConfig)}
+    values = {k: v for k, v in vars(args).items() if k in names}
+    values["out"] = args.out or f"runs/{args.family}"
+    values["nsp"] = not args.no_nsp
+    if args.resume:
+        trainer = Trainer.resume(args.resume, steps=args.steps, minutes=args.minutes)
+    else:
+        trainer = Trainer(TrainConfig(**values))
+    trainer.fit()
+
+
+def cmd_evaluate(args) -> None:
+    from .evaluate import evaluate_checkpoint
+    print(json.dumps(evaluate_checkpoint(args.checkpoint, args.text, args.split), indent=1))
+
+
+def cmd_export(args) -> None:
+    from .export import export_checkpoint
+    print(json.dumps(export_checkpoint(args.checkpoint, args.out), indent=1))
+
+
+def cmd_package(args) -> None:
+    from .package import package
+    print(json.dumps(package(args.gpt, args.bert, args.out), indent=1))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m training", description="Pretrain, evaluate and export tiny char-level GPT and BERT.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_train_args(sub.add_parser("train", help="pretrain gpt or bert"))
+    p = sub.add_parser("evaluate", help="held-out metrics of a checkpoint, printed as JSON")
+    p.add_argument("checkpoint")
+    p.add_argument("--text", default=None, help="held-out text file or folder (default: the corpus's held-out split)")
+    p.add_argument("--split", default="test", choices=["validation", "test"])
+    p = sub.add_parser("export", help="write ONNX and check parity with PyTorch")
+    p.add_argument("checkpoint")
+    p.add_argument("--out", default="models")
+    p = sub.add_parser("package", help="export + evaluate both models and write cards and the NSP quiz to models/")
+    p.add_argument("--gpt", default="runs/gpt/ckpt.pt")
+    p.add_argument("--bert", default="runs/bert/ckpt.pt")
+    p.add_argument("--out", default="models")
+    args = parser.parse_args(argv)
+    {"train": cmd_train, "evaluate": cmd_evaluate, "export": cmd_export, "package": cmd_package}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,136 @@
+"""Export a trained checkpoint to one self-contained ONNX file and check it against PyTorch.
+
+The ONNX files are the contract with app/ (which has no torch):
+
+gpt.onnx   inputs  input_ids  int64 (batch, seq)       new characters
+                   start      int64 scalar             absolute position of the first new one
+                   past_key   float (n_layer, batch, n_head, context, head_size)  cache
+                   past_value float (same)
+           outputs logits     float (batch, seq, vocab)  next-character logits at each new position
+                   present_key, present_value            updated caches (same shape as past)
+           A full forward is start=0 with zero caches; a sampling step is seq=1 at start=len(prefix).
+           The caller keeps start + seq <= context (onnxruntime does not check it).
+
+bert.onnx  inputs  input_ids, token_type_ids  int64 (batch, seq)
+           outputs mlm_logits (batch, seq, vocab), nsp_logits (batch, 2) [IsNext, NotNext]
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+OPSET = 18
+PARITY_TOLERANCE = 1e-4
+
+
+class GPTExport(nn.Module):
+    def __init__(self, gpt):
+        super().__init__()
+        self.gpt = gpt
+
+    def forward(self, input_ids, start, past_key, past_value):
+        return self.gpt.forward_with_cache(input_ids, start, past_key, past_value)
+
+
+class BERTExport(nn.Module):
+    def __init__(self, bert):
+        super().__init__()
+        self.bert = bert
+
+    def forward(self, input_ids, token_type_ids):
+        return self.bert(input_ids, token_type_ids)
+
+
+def cache_shape(cfg, batch: int) -> tuple[int, ...]:
+    return (cfg.n_layer, batch, cfg.n_head, cfg.context, cfg.n_embd // cfg.n_head)
+
+
+def _export(module, args, path: Path, input_names, output_names, dynamic_shapes) -> None:
+    program = torch.onnx.export(
+        module, args, dynamo=True, opset_version=OPSET, input_names=input_names,
+        output_names=output_names, dynamic_shapes=dynamic_shapes, external_data=False, verbose=False)
+    program.optimize()
+    program.save(str(path), external_data=False)
+
+
+def export_gpt(model, path: Path) -> None:
+    cfg = model.cfg
+    ids = torch.zeros((2, 5), dtype=torch.long)
+    past = torch.zeros(cache_shape(cfg, 2))
+    batch, seq = torch.export.Dim("batch", min=1, max=1024), torch.export.Dim("seq", min=1, max=cfg.context)
+    shapes = {"input_ids": {0: batch, 1: seq}, "start": None, "past_key": {1: batch}, "past_value": {1: batch}}
+    _export(GPTExport(model).eval(), (ids, torch.tensor(0), past, past.clone()), path,
+            ["input_ids", "start", "past_key", "past_value"], ["logits", "present_key", "present_value"], shapes)
+
+
+def export_bert(model, path: Path) -> None:
+    cfg = model.cfg
+    ids = torch.full((2, 6), 5, dtype=torch.long)
+    batch, seq = torch.export.Dim("batch", min=1, max=1024), torch.export.Dim("seq", min=1, max=cfg.context)
+    shapes = {"input_ids": {0: batch, 1: seq}, "token_type_ids": {0: batch, 1: seq}}
+    _export(BERTExport(model).eval(), (ids, torch.zeros_like(ids)), path,
+            ["input_ids", "token_type_ids"], ["mlm_logits", "nsp_logits"], shapes)
+
+
+def parity_lengths(context: int) -> list[int]:
+    return sorted({1, 7, min(64, context), context})
+
+
+@torch.no_grad()
+def check_parity(family: str, model, path: Path, vocab_size: int, seed: int = 0) -> dict:
+    """Max |ONNX - PyTorch| over several sequence lengths (and, for GPT, cached decoding)."""
+    import onnxruntime as ort
+
+    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    gen = torch.Generator().manual_seed(seed)
+    cfg = model.cfg
+    report = {}
+    for T in parity_lengths(cfg.context):
+        ids = torch.randint(5, vocab_size, (2, T), generator=gen)
+        if family == "gpt":
+            ref = model(ids)
+            zeros = np.zeros(cache_shape(cfg, 2), dtype=np.float32)
+            out = sess.run(["logits"], {"input_ids": ids.numpy(), "start": np.array(0, dtype=np.int64),
+                                        "past_key": zeros, "past_value": zeros})[0]
+            report[f"len_{T}"] = float(np.abs(out - ref.numpy()).max())
+        else:
+            seg = torch.zeros_like(ids)
+            seg[:, T // 2:] = 1
+            mlm, nsp = model(ids, seg)
+            o_mlm, o_nsp = sess.run(None, {"input_ids": ids.numpy(), "token_type_ids": seg.numpy()})
+            report[f"len_{T}"] = float(max(np.abs(o_mlm - mlm.numpy()).max(), np.abs(o_nsp - nsp.numpy()).max()))
+    if family == "gpt":
+        # Cached decoding: a prefix, then one character at a time, must equal the full forward.
+        T = min(cfg.context, 40)
+        ids = torch.randint(5, vocab_size, (1, T), generator=gen)
+        ref = model(ids).numpy()
+        k = v = np.zeros(cache_shape(cfg, 1), dtype=np.float32)
+        outs = []
+        logits, k, v = sess.run(None, {"input_ids": ids[:, :T // 2].numpy(), "start": np.array(0, dtype=np.int64), "past_key": k, "past_value": v})
+        outs.append(logits)
+        for t in range(T // 2, T):
+            logits, k, v = sess.run(None, {"input_ids": ids[:, t:t + 1].numpy(), "start": np.array(t, dtype=np.int64), "past_key": k, "past_value": v})
+            outs.append(logits)
+        report["cached_decoding"] = float(np.abs(np.concatenate(outs, axis=1) - ref).max())
+    report["max_abs_diff"] = max(report.values())
+    report["ok"] = report["max_abs_diff"] <= PARITY_TOLERANCE
+    return report
+
+
+def export_checkpoint(checkpoint: str | Path, out_dir: str | Path, name: str | None = None) -> dict:
+    from .train import load_checkpoint
+
+    family, model, tok, state = load_checkpoint(checkpoint)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{name or family}.onnx"
+    (export_gpt if family == "gpt" else export_bert)(model, path)
+    report = check_parity(family, model, path, tok.vocab_size)
+    if not report["ok"]:
+        raise RuntimeError(f"ONNX parity check failed: {json.dumps(report)}")
+    tok.save(out_dir / "vocab.json")
+    return {"family": family, "path": str(path), "bytes": path.stat().st_size, "parity": report}

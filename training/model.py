@@ -1,0 +1,210 @@
+"""One Transformer, two pretraining objectives.
+
+GPT and BERT below share every module of the backbone. What makes one a left-to-right language
+model and the other a bidirectional masked-language model is the attention mask:
+
+    GPT:  position i may attend to positions j <= i        (causal mask)
+    BERT: position i may attend to every non-padding j     (bidirectional)
+
+plus their embeddings (BERT adds segment embeddings) and heads (next-char vs MLM + NSP).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+@dataclass
+class TransformerConfig:
+    vocab_size: int
+    context: int = 128  # maximum sequence length (learned absolute positions)
+    n_layer: int = 4
+    n_head: int = 4
+    n_embd: int = 192
+    n_ff: int = 768  # hidden width of the MLP
+    dropout: float = 0.0  # tiny models on a few MB of text rarely need it at these budgets
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class SelfAttention(nn.Module):
+    def __init__(self, cfg: TransformerConfig):
+        super().__init__()
+        assert cfg.n_embd % cfg.n_head == 0
+        self.n_head = cfg.n_head
+        self.qkv = nn.Linear(cfg.n_embd, 3 * cfg.n_embd)  # one matmul for q, k and v
+        self.proj = nn.Linear(cfg.n_embd, cfg.n_embd)
+        self.dropout = cfg.dropout
+
+    def forward(self, x, attn_mask=None, is_causal=False, kv_cache=None):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).split(C, dim=2)
+        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, nh, T, hs)
+        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, nh, T, hs)
+        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, nh, T, hs)
+        if kv_cache is not None:
+            # Incremental decoding: write the new keys/values into the fixed-size cache and
+            # attend over the whole cache (attn_mask hides the slots not written yet).
+            k, v = kv_cache.write(k, v)  # (B, nh, context, hs)
+        # attn_mask: bool (.., T, Tk), True = may attend. is_causal: the same as a lower-triangular
+        # mask, but lets the fused kernel skip the masked half.
+        y = F.scaled_dot_product_attention(
+            q, k, v, attn_mask=attn_mask, is_causal=is_causal,
+            dropout_p=self.dropout if self.training else 0.0,
+        )  # (B, nh, T, hs)
+        y = y.transpose(1, 2).reshape(B, T, C)
+        return self.proj(y)
+
+
+class MLP(nn.Module):
+    def __init__(self, cfg: TransformerConfig):
+        super().__init__()
+        self.fc = nn.Linear(cfg.n_embd, cfg.n_ff)
+        self.out = nn.Linear(cfg.n_ff, cfg.n_embd)
+        self.drop = nn.Dropout(cfg.dropout)
+
+    def forward(self, x):
+        return self.drop(self.out(F.gelu(self.fc(x), approximate="tanh")))
+
+
+class Block(nn.Module):
+    """Pre-LayerNorm Transformer block (trains stably without a long warmup)."""
+
+    def __init__(self, cfg: TransformerConfig):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(cfg.n_embd)
+        self.attn = SelfAttention(cfg)
+        self.ln2 = nn.LayerNorm(cfg.n_embd)
+        self.mlp = MLP(cfg)
+
+    def forward(self, x, attn_mask=None, is_causal=False, kv_cache=None):
+        x = x + self.attn(self.ln1(x), attn_mask, is_causal, kv_cache)
+        return x + self.mlp(self.ln2(x))
+
+
+class Transformer(nn.Module):
+    """The shared backbone: embeddings -> blocks -> final LayerNorm."""
+
+    def __init__(self, cfg: TransformerConfig, n_segments: int = 0):
+        super().__init__()
+        self.cfg = cfg
+        self.tok_emb = nn.Embedding(cfg.vocab_size, cfg.n_embd)
+        self.pos_emb = nn.Embedding(cfg.context, cfg.n_embd)
+        self.seg_emb = nn.Embedding(n_segments, cfg.n_embd) if n_segments else None
+        self.drop = nn.Dropout(cfg.dropout)
+        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
+        self.ln_f = nn.LayerNorm(cfg.n_embd)
+
+    def forward(self, idx, positions, segments=None, attn_mask=None, is_causal=False, kv_caches=None):
+        x = self.tok_emb(idx) + self.pos_emb(positions)  # (B, T, C)
+        if self.seg_emb is not None:
+            x = x + self.seg_emb(segments)
+        x = self.drop(x)
+        for i, block in enumerate(self.blocks):
+            x = block(x, attn_mask, is_causal, None if kv_caches is None else kv_caches[i])
+        return self.ln_f(x)
+
+
+def init_weights(module: nn.Module, n_layer: int) -> None:
+    """GPT-2 style init: N(0, 0.02), residual projections scaled by 1/sqrt(2 * n_layer)."""
+    for name, p in module.named_parameters():
+        if p.dim() >= 2:
+            std = 0.02 / math.sqrt(2 * n_layer) if name.endswith(("proj.weight", "out.weight")) else 0.02
+            nn.init.normal_(p, mean=0.0, std=std)
+        elif name.endswith("bias"):
+            nn.init.zeros_(p)
+
+
+class FixedKVCache:
+    """Per-layer key/value buffers of length `context`, written at absolute positions
+    [start, start + T). Shapes stay static, which keeps the exported ONNX graph simple."""
+
+    def __init__(self, past_k, past_v, start):
+        self.past_k, self.past_v, self.start = past_k, past_v, start  # (B, nh, context, hs) x2, 0-d
+
+    def write(self, k, v):
+        T, ctx = k.shape[2], self.past_k.shape[2]
+        slots = torch.arange(ctx, device=k.device)
+        new = (slots >= self.start) & (slots < self.start + T)  # (context,)
+        src = (slots - self.start).clamp(0, T - 1)  # which new row lands in each slot
+        self.k = torch.where(new[:, None], k.index_select(2, src), self.past_k)
+        self.v = torch.where(new[:, None], v.index_select(2, src), self.past_v)
+        return self.k, self.v
+
+
+class GPT(nn.Module):
+    def __init__(self, cfg: TransformerConfig):
+        super().__init__()
+        self.cfg = cfg
+        self.transformer = Transformer(cfg)
+        self.lm_head = nn.Linear(cfg.n_embd, cfg.vocab_size, bias=False)
+        init_weights(self, cfg.n_layer)
+        self.lm_head.weight = self.transformer.tok_emb.weight  # weight tying
+
+    def forward(self, idx, targets=None):
+        B, T = idx.shape
+        positions = torch.arange(T, device=idx.device)
+        # THE line that makes this a GPT: each character sees only itself and what came before.
+        h = self.transformer(idx, positions, is_causal=True)
+        logits = self.lm_head(h)  # (B, T, vocab)
+        if targets is None:
+            return logits
+        return logits, F.cross_entropy(logits.view(-1, logits.size(-1)), targets.reshape(-1), ignore_index=-100)
+
+    def forward_with_cache(self, idx, start, past_key, past_value):
+        """Process T new characters at absolute positions start..start+T-1 given cached keys and
+        values for positions < start. past_* are (n_layer, B, nh, context, hs); returns logits for
+        the new characters and the updated caches. The caller keeps start + T <= context."""
+        B, T = idx.shape
+        qpos = start + torch.arange(T, device=idx.device)  # (T,)
+        slots = torch.arange(self.cfg.context, device=idx.device)
+        # The same causal rule as forward(), in absolute positions: key slot j visible to query i iff j <= i.
+        attn_mask = slots[None, :] <= qpos[:, None]  # (T, context)
+        caches = [FixedKVCache(past_key[i], past_value[i], start) for i in range(self.cfg.n_layer)]
+        h = self.transformer(idx, qpos, attn_mask=attn_mask, kv_caches=caches)
+        logits = self.lm_head(h)
+        return logits, torch.stack([c.k for c in caches]), torch.stack([c.v for c in caches])
+
+
+class BERT(nn.Module):
+    def __init__(self, cfg: TransformerConfig):
+        super().__init__()
+        self.cfg = cfg
+        self.transformer = Transformer(cfg, n_segments=2)  # segment A = 0, segment B = 1
+        # MLM head (as in BERT): transform, then a decoder tied to the input embeddings.
+        self.mlm_transform = nn.Sequential(nn.Linear(cfg.n_embd, cfg.n_embd), nn.GELU(approximate="tanh"), nn.LayerNorm(cfg.n_embd))
+        self.mlm_bias = nn.Parameter(torch.zeros(cfg.vocab_size))
+        # NSP head on [CLS]: pooler (dense + tanh), then IsNext / NotNext.
+        self.pooler = nn.Linear(cfg.n_embd, cfg.n_embd)
+        self.nsp_head = nn.Linear(cfg.n_embd, 2)  # class 0 = IsNext, 1 = NotNext
+        init_weights(self, cfg.n_layer)
+
+    def forward(self, idx, segments, pad_id: int = 0):
+        B, T = idx.shape
+        positions = torch.arange(T, device=idx.device)
+        # THE line that makes this a BERT: every character sees every (non-padding) character.
+        attn_mask = (idx != pad_id)[:, None, None, :]  # (B, 1, 1, T)
+        h = self.transformer(idx, positions, segments, attn_mask=attn_mask)  # (B, T, C)
+        mlm_logits = self.mlm_transform(h) @ self.transformer.tok_emb.weight.t() + self.mlm_bias  # (B, T, vocab)
+        nsp_logits = self.nsp_head(torch.tanh(self.pooler(h[:, 0])))  # (B, 2)
+        return mlm_logits, nsp_logits
+
+    def loss(self, idx, segments, mlm_labels, nsp_labels, use_nsp: bool = True):
+        """BERT pretraining loss = MLM (on selected positions only; -100 elsewhere) + NSP."""
+        mlm_logits, nsp_logits = self(idx, segments)
+        mlm = F.cross_entropy(mlm_logits.view(-1, mlm_logits.size(-1)), mlm_labels.view(-1), ignore_index=-100)
+        nsp = F.cross_entropy(nsp_logits, nsp_labels) if use_nsp else torch.zeros((), device=idx.device)
+        return mlm + nsp, mlm, nsp
+
+
+def build_model(family: str, cfg: TransformerConfig) -> nn.Module:
+    return {"gpt": GPT, "bert": BERT}[family](cfg)
+
+
+def count_parameters(model: nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters())  # tied weights are counted once

@@ -1,0 +1,220 @@
+"""Pretrain GPT (causal LM) or BERT (MLM + NSP) on a corpus, on the CPU.
+
+AdamW, linear warmup, cosine decay over the step budget or the wall-clock budget (whichever ends
+first), periodic validation on held-out documents, Ctrl-C saves a checkpoint, --resume continues.
+"""
+from __future__ import annotations
+
+import math
+import signal
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from .data import CLMBatches, NSPPairs, encode_documents, load_corpus, mask_tokens
+from .model import TransformerConfig, build_model, count_parameters
+from .tokenizer import CharTokenizer
+
+
+@dataclass
+class TrainConfig:
+    family: str = "gpt"
+    corpus: str = ""
+    out: str = "runs/gpt"
+    n_layer: int = 4
+    n_head: int = 4
+    n_embd: int = 192
+    n_ff: int = 768
+    context: int = 128
+    batch_size: int = 32
+    steps: int = 5000
+    minutes: float = 0.0  # wall-clock budget; 0 = steps only
+    lr: float = 2e-3
+    min_lr_ratio: float = 0.1
+    warmup: int = 100
+    weight_decay: float = 0.1
+    grad_clip: float = 1.0
+    seed: int = 1337
+    eval_interval: int = 250
+    eval_batches: int = 20
+    mask_rate: float = 0.15
+    nsp: bool = True
+    threads: int = 0  # 0 = torch default
+    extra: dict = field(default_factory=dict)
+
+
+class Trainer:
+    def __init__(self, cfg: TrainConfig, tokenizer: CharTokenizer | None = None):
+        self.cfg = cfg
+        torch.manual_seed(cfg.seed)
+        if cfg.threads:
+            torch.set_num_threads(cfg.threads)
+        self.splits = load_corpus(cfg.corpus)
+        train_text = "".join(d.text for d in self.splits["train"])
+        self.tok = tokenizer or CharTokenizer.from_text(train_text)
+        self.model_cfg = TransformerConfig(
+            vocab_size=self.tok.vocab_size, context=cfg.context, n_layer=cfg.n_layer,
+            n_head=cfg.n_head, n_embd=cfg.n_embd, n_ff=cfg.n_ff)
+        self.model = build_model(cfg.family, self.model_cfg)
+        self.optimizer = self._make_optimizer()
+        self.train_data = self._make_batches("train", cfg.seed)
+        self.val_split = "validation" if self.splits["validation"] else "train"
+        self.step, self.elapsed, self.history = 0, 0.0, []
+        self.data_gen = torch.Generator().manual_seed(cfg.seed + 1)  # masking draws
+
+    def _make_optimizer(self):
+        # No weight decay on biases, LayerNorm and embeddings (1-d params and tables).
+        decay = [p for n, p in self.model.named_parameters() if p.dim() >= 2 and "emb" not in n]
+        no_decay = [p for n, p in self.model.named_parameters() if not (p.dim() >= 2 and "emb" not in n)]
+        groups = [{"params": decay, "weight_decay": self.cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+        # fused=True: one kernel per step for all parameters instead of a Python loop over them.
+        return torch.optim.AdamW(groups, lr=self.cfg.lr, betas=(0.9, 0.99), fused=True)
+
+    def _make_batches(self, split: str, seed: int):
+        ids = encode_documents(self.tok, self.splits[split])
+        if self.cfg.family == "gpt":
+            return CLMBatches(ids, self.cfg.context, seed)
+        docs = self.splits[split] if len(self.splits[split]) >= 2 else self.splits["train"]
+        if len(self.splits[split]) < 2:
+            ids = encode_documents(self.tok, docs)
+        return NSPPairs(ids, self.tok.stoi.get("\n"), self.cfg.context, seed)
+
+    def batch_loss(self, batch_source, gen):
+        """Sample a batch and return (loss, parts) for either family."""
+        B = self.cfg.batch_size
+        if self.cfg.family == "gpt":
+            x, y = batch_source.sample(B)
+            _, loss = self.model(x, y)
+            return loss, {"loss": loss.item()}
+        ids, seg, nsp_labels = batch_source.sample(B)
+        corrupted, mlm_labels = mask_tokens(ids, self.tok.vocab_size, self.tok.first_char_id, gen, self.cfg.mask_rate)
+        loss, mlm, nsp = self.model.loss(corrupted, seg, mlm_labels, nsp_labels, use_nsp=self.cfg.nsp)
+        return loss, {"loss": loss.item(), "mlm": mlm.item(), "nsp": nsp.item()}
+
+    def lr_at(self, progress: float) -> float:
+        c = self.cfg
+        if self.step < c.warmup:
+            return c.lr * (self.step + 1) / c.warmup
+        p = min(1.0, progress)
+        return c.lr * (c.min_lr_ratio + (1 - c.min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * p)))
+
+    def progress(self) -> float:
+        p = self.step / max(1, self.cfg.steps)
+        if self.cfg.minutes > 0:
+            p = max(p, self.elapsed / (self.cfg.minutes * 60))
+        return p
+
+    @torch.no_grad()
+    def evaluate(self) -> dict:
+        """Mean loss over a fixed set of validation batches (same batches every time)."""
+        self.model.eval()
+        source = self._make_batches(self.val_split, seed=12345)
+        gen = torch.Generator().manual_seed(54321)
+        totals: dict[str, float] = {}
+        for _ in range(self.cfg.eval_batches):
+            _, parts = self.batch_loss(source, gen)
+            for k, v in parts.items():
+                totals[k] = totals.get(k, 0.0) + v / self.cfg.eval_batches
+        self.model.train()
+        return totals
+
+    def fit(self, log=sys.stderr) -> None:
+        c = self.cfg
+        out = Path(c.out)
+        out.mkdir(parents=True, exist_ok=True)
+        tokens_per_step = c.batch_size * c.context
+        interrupted = False
+        window, window_tokens, window_time = [], 0, 0.0
+        self.model.train()
+        print(f"{c.family}: {count_parameters(self.model):,} parameters, vocab {self.tok.vocab_size}", file=log)
+        while self.progress() < 1.0:
+            try:
+                t0 = time.perf_counter()
+                lr = self.lr_at(self.progress())
+                for g in self.optimizer.param_groups:
+                    g["lr"] = lr
+                loss, parts = self.batch_loss(self.train_data, self.data_gen)
+                self.optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(self.model.parameters(), c.grad_clip)
+                self.optimizer.step()
+                self.step += 1
+                dt = time.perf_counter() - t0
+                self.elapsed += dt
+                window.append(parts["loss"])
+                window_tokens += tokens_per_step
+                window_time += dt
+                if self.step % 10 == 0 or self.progress() >= 1.0:
+                    tps = window_tokens / max(window_time, 1e-9)
+                    p = self.progress()
+                    eta = self.elapsed * (1 - p) / max(p, 1e-9)
+                    bar = "#" * int(p * 30)
+                    print(f"\r[{bar:<30}] step {self.step} loss {np.mean(window[-10:]):.4f} "
+                          f"{tps:,.0f} tok/s ETA {eta / 60:.1f} min   ", end="", file=log, flush=True)
+                if self.step % c.eval_interval == 0 or self.progress() >= 1.0:
+                    val = self.evaluate()
+                    self.history.append({
+                        "step": self.step, "tokens": self.step * tokens_per_step, "elapsed_s": round(self.elapsed, 2),
+                        "lr": lr, "train_loss": float(np.mean(window)), **{f"val_{k}": v for k, v in val.items()}})
+                    print(f"\nstep {self.step}: train {np.mean(window):.4f} "
+                          + " ".join(f"val_{k} {v:.4f}" for k, v in val.items()), file=log, flush=True)
+                    window, window_tokens, window_time = [], 0, 0.0
+                    self.save(out / "ckpt.pt")
+            except KeyboardInterrupt:
+                interrupted = True
+                break
+        self.save(out / "ckpt.pt")
+        print(f"\n{'interrupted; ' if interrupted else ''}checkpoint saved to {out / 'ckpt.pt'} "
+              f"(resume with --resume {out / 'ckpt.pt'})", file=log)
+
+    def save(self, path: Path) -> None:
+        # Block Ctrl-C while writing so a checkpoint is never half written.
+        old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            state = {
+                "train_config": self.cfg.__dict__, "model_config": self.model_cfg.to_dict(),
+                "vocab": self.tok.to_json(), "model": self.model.state_dict(),
+                "optimizer": self.optimizer.state_dict(), "step": self.step, "elapsed": self.elapsed,
+                "history": self.history, "torch_rng": torch.get_rng_state(),
+                "data_gen": self.data_gen.get_state(), "train_data": self._data_state(),
+            }
+            tmp = path.with_suffix(".tmp")
+            torch.save(state, tmp)
+            tmp.replace(path)
+        finally:
+            signal.signal(signal.SIGINT, old)
+
+    def _data_state(self):
+        d = self.train_data
+        return d.gen.get_state() if isinstance(d, CLMBatches) else d.rng.bit_generator.state
+
+    @classmethod
+    def resume(cls, path: str | Path, **overrides) -> "Trainer":
+        state = torch.load(path, weights_only=False)
+        cfg = TrainConfig(**{**state["train_config"], **overrides})
+        trainer = cls(cfg, CharTokenizer.from_json(state["vocab"]))
+        trainer.model.load_state_dict(state["model"])
+        trainer.optimizer.load_state_dict(state["optimizer"])
+        trainer.step, trainer.elapsed, trainer.history = state["step"], state["elapsed"], state["history"]
+        torch.set_rng_state(state["torch_rng"])
+        trainer.data_gen.set_state(state["data_gen"])
+        if isinstance(trainer.train_data, CLMBatches):
+            trainer.train_data.gen.set_state(state["train_data"])
+        else:
+            trainer.train_data.rng.bit_generator.state = state["train_data"]
+        return trainer
+
+
+def load_checkpoint(path: str | Path):
+    """(family, model in eval mode, tokenizer, checkpoint dict) from a checkpoint file."""
+    from .model import TransformerConfig, build_model
+    state = torch.load(path, weights_only=False)
+    family = state["train_config"]["family"]
+    model = build_model(family, TransformerConfig(**state["model_config"]))
+    model.load_state_dict(state["model"])
+    model.eval()
+    return family, model, CharTokenizer.from_json(state["vocab"]), state
