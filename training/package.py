@@ -77,16 +77,24 @@ def build_quiz(corpus: str, tokenizer_context: int, n_items: int = 200, seed: in
         raise ValueError("the NSP quiz needs two held-out documents of at least 10 lines")
 
     def take(lines, i):
-        if len(lines[i]) >= budget:  # one long line: cut it at a word boundary
-            return lines[i][:budget].rsplit(" ", 1)[0], i + 1
+        """Whole lines from i while they fit; a line that does not fit is cut at a word boundary."""
         out = ""
-        while i < len(lines) and len(out) + len(lines[i]) + 1 <= budget:
-            out += lines[i] + "\n"
-            i += 1
+        while i < len(lines):
+            room = budget - len(out)
+            if len(lines[i]) + 1 <= room:
+                out += lines[i] + "\n"
+                i += 1
+                continue
+            if room >= 12:
+                out += lines[i][:room].rsplit(" ", 1)[0]
+                i += 1
+            break
         return out.rstrip("\n"), i
 
     items = []
-    while len(items) < n_items:
+    for _attempt in range(100 * n_items):
+        if len(items) == n_items:
+            break
         di = int(rng.integers(len(plays)))
         name, lines = plays[di]
         i = int(rng.integers(len(lines) - 8))
@@ -104,11 +112,14 @@ def build_quiz(corpus: str, tokenizer_context: int, n_items: int = 200, seed: in
         if len(b) < min(20, budget // 2):
             continue
         items.append({"a": a, "b": b, "is_next": is_next, "source_a": name, "source_b": b_name})
+    if len(items) < n_items:
+        raise ValueError("could not build the NSP quiz from the held-out documents")
     order = rng.permutation(len(items))
     return [{"id": f"q{k:03d}", **items[int(i)]} for k, i in enumerate(order)]
 
 
-def package(gpt_ckpt: str, bert_ckpt: str, out_dir: str | Path = "models", eval_split: str = "test") -> dict:
+def package(gpt_ckpt: str, bert_ckpt: str, out_dir: str | Path = "models", eval_split: str = "test",
+            eval_pairs: int = 2000, eval_chars: int = 400_000, quiz_items: int = 200) -> dict:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     import torch
@@ -119,12 +130,13 @@ def package(gpt_ckpt: str, bert_ckpt: str, out_dir: str | Path = "models", eval_
     summary = {}
     for ckpt in (gpt_ckpt, bert_ckpt):
         report = export_checkpoint(ckpt, out_dir)
-        evaluation = {split: evaluate_checkpoint(ckpt, split=split) for split in ("validation", eval_split)}
+        size = {"n_pairs": eval_pairs} if report["family"] == "bert" else {"max_chars": eval_chars}
+        evaluation = {split: evaluate_checkpoint(ckpt, split=split, **size) for split in ("validation", eval_split)}
         card = model_card(ckpt, report, evaluation)
         (out_dir / f"{card['name']}.card.json").write_text(json.dumps(card, indent=1) + "\n")
         summary[card["name"]] = {"parity": report["parity"], "evaluation": evaluation}
     bert_context = torch.load(bert_ckpt, weights_only=False)["model_config"]["context"]
     corpus = torch.load(bert_ckpt, weights_only=False)["train_config"]["corpus"]
-    quiz = {"source": "held-out plays (validation + test split)", "items": build_quiz(corpus, bert_context)}
+    quiz = {"source": "held-out plays (validation + test split)", "items": build_quiz(corpus, bert_context, quiz_items)}
     (out_dir / "nsp_quiz.json").write_text(json.dumps(quiz, indent=1, ensure_ascii=False) + "\n")
     return summary

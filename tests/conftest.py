@@ -1,0 +1,49 @@
+"""Shared fixtures. `tiny_models_dir` trains and packages a tiny GPT and BERT in seconds, so app
+tests exercise real ONNX files without depending on the shipped models' numbers."""
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHIPPED_MODELS = REPO / "models"
+
+
+def write_tiny_corpus(folder: Path) -> Path:
+    """Five small 'plays' with distinct vocabularies, enough for NSP negatives and a held-out split."""
+    folder.mkdir(parents=True, exist_ok=True)
+    themes = ["the king and the crown", "a ship upon the sea", "love in the garden",
+              "war and the sword", "the ghost at night"]
+    for i, theme in enumerate(themes):
+        lines = []
+        for j in range(60):
+            lines.append(f"SPEAKER{i}.\nLine {j} speaks of {theme}, and {theme} again!\n")
+        (folder / f"play{i}.txt").write_text("\n".join(lines), encoding="utf-8")
+    return folder
+
+
+@pytest.fixture(scope="session")
+def tiny_corpus(tmp_path_factory) -> Path:
+    return write_tiny_corpus(tmp_path_factory.mktemp("corpus"))
+
+
+@pytest.fixture(scope="session")
+def tiny_models_dir(tmp_path_factory, tiny_corpus) -> Path:
+    from training.package import package
+    from training.train import TrainConfig, Trainer
+
+    runs = tmp_path_factory.mktemp("runs")
+    out = tmp_path_factory.mktemp("models")
+    for family, context in (("gpt", 64), ("bert", 64)):
+        cfg = TrainConfig(family=family, corpus=str(tiny_corpus), out=str(runs / family), n_layer=2, n_head=2,
+                          n_embd=32, n_ff=64, context=context, batch_size=8, steps=30, eval_interval=15,
+                          eval_batches=2, warmup=5, lr=3e-3)
+        with contextlib.redirect_stderr(io.StringIO()):
+            Trainer(cfg).fit(log=io.StringIO())
+    with contextlib.redirect_stderr(io.StringIO()):
+        package(str(runs / "gpt" / "ckpt.pt"), str(runs / "bert" / "ckpt.pt"), out,
+                eval_pairs=100, eval_chars=5000, quiz_items=20)
+    return out
