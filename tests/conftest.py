@@ -31,18 +31,26 @@ def tiny_corpus(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def tiny_models_dir(tmp_path_factory, tiny_corpus) -> Path:
-    from training.package import package
+def tiny_runs_dir(tmp_path_factory, tiny_corpus) -> Path:
+    """Checkpoints of a tiny GPT and BERT: <dir>/gpt/ckpt.pt and <dir>/bert/ckpt.pt."""
     from training.train import TrainConfig, Trainer
 
     runs = tmp_path_factory.mktemp("runs")
-    out = tmp_path_factory.mktemp("models")
     for family, context in (("gpt", 64), ("bert", 64)):
         cfg = TrainConfig(family=family, corpus=str(tiny_corpus), out=str(runs / family), n_layer=2, n_head=2,
                           n_embd=32, n_ff=64, context=context, batch_size=8, steps=30, eval_interval=15,
                           eval_batches=2, warmup=5, lr=3e-3)
         with contextlib.redirect_stderr(io.StringIO()):
             Trainer(cfg).fit(log=io.StringIO())
+    return runs
+
+
+@pytest.fixture(scope="session")
+def tiny_models_dir(tmp_path_factory, tiny_runs_dir) -> Path:
+    from training.package import package
+
+    runs = tiny_runs_dir
+    out = tmp_path_factory.mktemp("models")
     with contextlib.redirect_stderr(io.StringIO()):
         package(str(runs / "gpt" / "ckpt.pt"), str(runs / "bert" / "ckpt.pt"), out,
                 eval_pairs=100, eval_chars=5000, quiz_items=20)

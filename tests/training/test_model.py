@@ -1,0 +1,64 @@
+import torch
+
+from training.model import BERT, GPT, TransformerConfig
+
+CFG = TransformerConfig(vocab_size=40, context=32, n_layer=2, n_head=2, n_embd=32, n_ff=64)
+
+
+def test_causal_mask_gpt_ignores_the_future_bert_does_not():
+    torch.manual_seed(0)
+    gpt, bert = GPT(CFG).eval(), BERT(CFG).eval()
+    x = torch.randint(5, 40, (1, 20))
+    y = x.clone()
+    y[0, 15] = 5 if x[0, 15] != 5 else 6  # change one later character
+    with torch.no_grad():
+        g1, g2 = gpt(x), gpt(y)
+        seg = torch.zeros_like(x)
+        b1, b2 = bert(x, seg)[0], bert(y, seg)[0]
+    assert torch.allclose(g1[0, :15], g2[0, :15], atol=1e-6), "earlier GPT logits must not see a later change"
+    assert not torch.allclose(g1[0, 15:], g2[0, 15:], atol=1e-4)
+    assert not torch.allclose(b1[0, :15], b2[0, :15], atol=1e-4), "BERT sees the whole sentence"
+
+
+def test_cached_decoding_equals_full_forward():
+    torch.manual_seed(0)
+    gpt = GPT(CFG).eval()
+    x = torch.randint(5, 40, (2, 20))
+    hs = CFG.n_embd // CFG.n_head
+    k = v = torch.zeros(CFG.n_layer, 2, CFG.n_head, CFG.context, hs)
+    with torch.no_grad():
+        full = gpt(x)
+        out, k, v = gpt.forward_with_cache(x[:, :12], torch.tensor(0), k, v)
+        steps = [out]
+        for t in range(12, 20):
+            out, k, v = gpt.forward_with_cache(x[:, t:t + 1], torch.tensor(t), k, v)
+            steps.append(out)
+    assert torch.allclose(torch.cat(steps, 1), full, atol=1e-5)
+
+
+def test_bert_padding_does_not_change_real_positions():
+    torch.manual_seed(0)
+    bert = BERT(CFG).eval()
+    x = torch.randint(5, 40, (1, 10))
+    padded = torch.cat([x, torch.zeros(1, 6, dtype=torch.long)], 1)
+    with torch.no_grad():
+        a = bert(x, torch.zeros_like(x))
+        b = bert(padded, torch.zeros_like(padded))
+    assert torch.allclose(a[0], b[0][:, :10], atol=1e-5)
+    assert torch.allclose(a[1], b[1], atol=1e-5)
+
+
+def test_mlm_loss_ignores_unselected_positions():
+    torch.manual_seed(0)
+    bert = BERT(CFG)
+    x = torch.randint(5, 40, (2, 12))
+    seg = torch.zeros_like(x)
+    labels = torch.full_like(x, -100)
+    labels[0, 3] = x[0, 3]
+    nsp = torch.tensor([0, 1])
+    total, mlm, nsp_loss = bert.loss(x, seg, labels, nsp)
+    logits = bert(x, seg)[0]
+    expected = torch.nn.functional.cross_entropy(logits[0, 3:4], x[0, 3:4])
+    assert torch.allclose(mlm, expected, atol=1e-6)
+    assert torch.allclose(total, mlm + nsp_loss)
+    assert bert.loss(x, seg, labels, nsp, use_nsp=False)[2].item() == 0.0
