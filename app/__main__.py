@@ -1,0 +1,56 @@
+"""`python -m app` / `playground`: serve the playground with uvicorn.
+
+Options override the PLAYGROUND_* environment, which overrides the defaults (app/config.py).
+They are handed to the app through the environment so that every worker process, which builds
+its own app, sees the same settings.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from pydantic import ValidationError
+
+from .config import Settings
+
+# CLI flag -> Settings field (also the PLAYGROUND_<FIELD> environment variable)
+OPTIONS = {
+    "--host": ("host", str, "interface to listen on (default 127.0.0.1: this machine only)"),
+    "--port": ("port", int, "TCP port (default 8000)"),
+    "--workers": ("workers", int, "server processes (default 1; see README before raising it)"),
+    "--models-dir": ("models_dir", str, "folder with gpt.onnx, bert.onnx, vocab.json, cards, nsp_quiz.json"),
+    "--threads": ("threads", int, "onnxruntime intra-op threads per model (default 1)"),
+    "--thread-pool": ("thread_pool", int, "threads for blocking endpoints (default 0 = Starlette's 40)"),
+    "--parallel-runs": ("parallel_runs", int, "model runs at once (default 0 = one per core)"),
+    "--max-body-bytes": ("max_body_bytes", int, "largest accepted request body (default 65536)"),
+    "--log-level": ("log_level", str, "uvicorn log level (default info)"),
+}
+
+
+def parse_args(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(prog="playground", description="Serve the Pretraining Playground.")
+    for flag, (field, kind, text) in OPTIONS.items():
+        parser.add_argument(flag, dest=field, type=kind, default=None, help=text)
+    args = vars(parser.parse_args(argv))
+    return {k: v for k, v in args.items() if v is not None}
+
+
+def main(argv: list[str] | None = None) -> None:
+    import uvicorn
+
+    overrides = parse_args(argv)
+    for field, value in overrides.items():
+        os.environ[f"PLAYGROUND_{field.upper()}"] = str(value)
+    try:
+        settings = Settings()  # validates the combined settings before any worker starts
+    except ValidationError as e:
+        problems = "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in e.errors())
+        sys.exit(f"playground: invalid setting ({problems})")
+    os.environ["PLAYGROUND_MODELS_DIR"] = str(settings.models_dir.resolve())
+    uvicorn.run("app.main:create_app", factory=True, host=settings.host, port=settings.port,
+                workers=settings.workers, log_level=settings.log_level.lower())
+
+
+if __name__ == "__main__":
+    main()

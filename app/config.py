@@ -1,0 +1,37 @@
+"""Server settings: defaults < environment (PLAYGROUND_*) < command line (app/__main__.py)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="PLAYGROUND_")
+
+    host: str = "127.0.0.1"
+    port: int = Field(8000, ge=0, le=65535)
+    # One worker by default: uvicorn's multi-worker mode drops TCP_NODELAY (uvicorn issue 3149),
+    # which adds ~40 ms to every keep-alive request; on 2 cores one worker serves as much.
+    workers: int = Field(1, ge=1)
+    models_dir: Path = REPO / "models"
+    templates_dir: Path = REPO / "templates"
+    static_dir: Path = REPO / "static"
+    # onnxruntime intra-op threads per session. 1 lets concurrent requests use the cores instead
+    # of one request's threads fighting the next one's.
+    threads: int = Field(1, ge=1, le=64)
+    # Starlette runs plain `def` endpoints in anyio's thread pool (40 tokens by default);
+    # 0 keeps that default.
+    thread_pool: int = Field(0, ge=0, le=1024)
+    # Model runs allowed at once across both models; 0 = cores // threads. More runs than cores
+    # only add onnxruntime working memory and cache thrashing.
+    parallel_runs: int = Field(0, ge=0, le=1024)
+    max_body_bytes: int = Field(64 * 1024, ge=1)
+    # Server-sent events: one event per ~flush_ms or per flush_chars characters, whichever
+    # comes first, so HTTP framing does not cap generation speed.
+    stream_flush_ms: float = Field(10.0, gt=0)
+    stream_flush_chars: int = Field(64, ge=1)
+    log_level: str = "info"

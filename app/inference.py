@@ -1,0 +1,340 @@
+"""Inference with numpy and onnxruntime only (the server installs without torch).
+
+What lives here: the vocabulary reader, THE sampling rule shared by /api/next-token and the
+generator, the KV-cached GPT sampler and BERT's mask-fill / corruption / next-sentence prediction.
+Nothing here knows about HTTP; bad input is reported with `BadInput` so the routers can turn it
+into a 4xx naming the parameter.
+"""
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+
+SPECIALS = ["[PAD]", "[UNK]", "[MASK]", "[CLS]", "[SEP]"]
+PAD, UNK, MASK, CLS, SEP = range(len(SPECIALS))
+FIRST_CHAR = len(SPECIALS)  # ids below this are special tokens: never predicted, never sampled
+MASK_MARKER = "[MASK]"
+
+
+class BadInput(ValueError):
+    """Input the models cannot take; routers answer it with `status` and the parameter's name."""
+
+    def __init__(self, detail: str, parameter: str | None = None, status: int = 422):
+        super().__init__(detail)
+        self.detail, self.parameter, self.status = detail, parameter, status
+
+
+class Vocab:
+    """Character vocabulary: token id = index in specials + chars (the format of vocab.json)."""
+
+    def __init__(self, chars: list[str]):
+        self.chars = list(chars)
+        self.itos = SPECIALS + self.chars
+        self.stoi = {ch: i for i, ch in enumerate(self.itos) if i >= FIRST_CHAR}
+        self.size = len(self.itos)
+
+    @classmethod
+    def load(cls, path: Path) -> "Vocab":
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("specials") != SPECIALS:
+            raise ValueError("vocab.json has unexpected special tokens")
+        return cls(data["chars"])
+
+    def encode(self, text: str, offset: int = 0) -> tuple[list[int], list[dict]]:
+        """Ids for `text`, plus the characters that fell back to [UNK] (positions start at offset)."""
+        ids, unknown = [], []
+        for i, ch in enumerate(text):
+            tid = self.stoi.get(ch, UNK)
+            if tid == UNK:
+                unknown.append({"position": offset + i, "char": ch})
+            ids.append(tid)
+        return ids, unknown
+
+    def token(self, tid: int) -> str:
+        return self.itos[tid]
+
+
+def softmax(x: np.ndarray) -> np.ndarray:
+    """Softmax over the last axis in float64 (entropies and top-p sums need the precision)."""
+    z = np.asarray(x, dtype=np.float64)
+    z = np.exp(z - z.max(axis=-1, keepdims=True))
+    return z / z.sum(axis=-1, keepdims=True)
+
+
+def entropy(p: np.ndarray) -> float:
+    nz = p[p > 0]
+    return float(-(nz * np.log(nz)).sum())
+
+
+@dataclass
+class Distribution:
+    """The three stages of one next-character distribution, over the ordinary characters."""
+
+    raw: np.ndarray  # softmax(logits)
+    tempered: np.ndarray  # softmax(logits / temperature); one-hot at the argmax when greedy
+    final: np.ndarray  # tempered after top-k then top-p, renormalised; 0 for cut characters
+    kept: np.ndarray  # bool: survived the truncation
+    greedy: bool
+
+    @property
+    def entropies(self) -> dict:
+        return {"raw": entropy(self.raw), "tempered": entropy(self.tempered), "final": entropy(self.final)}
+
+    def top(self, n: int = 5) -> list[int]:
+        """Indices of the n most likely characters of the final distribution (kept ones only)."""
+        n = min(n, int(self.kept.sum()))
+        idx = np.argpartition(-self.final, n - 1)[:n] if n < len(self.final) else np.arange(len(self.final))
+        return [int(i) for i in idx[np.argsort(-self.final[idx], kind="stable")]][:n]
+
+
+def sampling_distribution(logits: np.ndarray, temperature: float, top_k: int, top_p: float) -> Distribution:
+    """THE sampling rule (used by /api/next-token and by every generated character).
+
+    `logits` are over the ordinary characters only (special tokens are never candidates).
+    temperature 0 = greedy: all mass on the argmax. Otherwise logits / temperature.
+    top_k 0 = off; else keep the k most likely (ties: lower id first). top_p 1.0 = off; else,
+    after top-k, keep the smallest set of most likely characters whose mass reaches top_p.
+    """
+    raw = softmax(logits)
+    n = raw.shape[-1]
+    greedy = temperature == 0
+    if greedy:
+        tempered = np.zeros(n)
+        tempered[int(np.argmax(logits))] = 1.0
+    else:
+        tempered = softmax(np.asarray(logits, dtype=np.float64) / temperature)
+    order = np.argsort(-tempered, kind="stable")  # most likely first
+    keep_n = n if top_k <= 0 or top_k >= n else top_k
+    if top_p < 1.0:
+        mass = np.cumsum(tempered[order[:keep_n]])
+        # smallest prefix reaching p of the top-k renormalised mass; tolerance for float rounding
+        reach = top_p * mass[-1] - 1e-12
+        keep_n = min(keep_n, int(np.searchsorted(mass, reach, side="left")) + 1)
+    kept = np.zeros(n, dtype=bool)
+    kept[order[:keep_n]] = True
+    if greedy:
+        kept &= tempered > 0  # only the argmax can be drawn
+    final = np.where(kept, tempered, 0.0)
+    final /= final.sum()
+    return Distribution(raw=raw, tempered=tempered, final=final, kept=kept, greedy=greedy)
+
+
+def draw(dist: Distribution, rng: np.random.Generator) -> int:
+    """One character index from the final distribution (greedy draws nothing from rng)."""
+    if dist.greedy:
+        return int(np.argmax(dist.final))
+    cdf = np.cumsum(dist.final)
+    # side="right" never lands on a zero-probability (cut) character ...
+    i = int(np.searchsorted(cdf, rng.random() * cdf[-1], side="right"))
+    # ... except past the end after float rounding: then the last kept one
+    return i if i < len(cdf) else int(np.flatnonzero(dist.final)[-1])
+
+
+def make_session(path: Path, threads: int) -> ort.InferenceSession:
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = max(1, threads)
+    so.inter_op_num_threads = 1
+    # Spinning worker threads would steal the few cores from other requests' threads.
+    so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    so.log_severity_level = 3
+    return ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+
+
+def default_parallel_runs(threads: int) -> int:
+    """As many concurrent model runs as there are cores for them (each uses `threads`)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, cores // max(1, threads))
+
+
+@dataclass
+class Step:
+    """One generated character: its id, the distribution it was drawn from, and (for tests and
+    the benchmark) the full logits and where the visible window started in prompt + generated."""
+
+    token: int
+    dist: Distribution
+    logits: np.ndarray
+    window_start: int
+
+
+class GPT:
+    def __init__(self, session: ort.InferenceSession, vocab: Vocab, config: dict, gate=None):
+        self.session, self.vocab = session, vocab
+        self.gate = gate or nullcontext()
+        self.context = int(config["context"])
+        n_layer, n_head, n_embd = int(config["n_layer"]), int(config["n_head"]), int(config["n_embd"])
+        # One read-only zero cache serves every prefill (onnxruntime does not write its inputs).
+        self._zeros = np.zeros((n_layer, 1, n_head, self.context, n_embd // n_head), dtype=np.float32)
+
+    def forward(self, ids: list[int] | np.ndarray, start: int, past_k=None, past_v=None):
+        """Logits (seq, vocab) for `ids` at absolute positions start.. and the updated caches."""
+        ids = np.asarray(ids, dtype=np.int64).reshape(1, -1)
+        if start + ids.shape[1] > self.context:  # the graph does not check this itself
+            raise ValueError("GPT input past the context")
+        feeds = {"input_ids": ids, "start": np.array(start, dtype=np.int64),
+                 "past_key": self._zeros if past_k is None else past_k,
+                 "past_value": self._zeros if past_v is None else past_v}
+        with self.gate:
+            logits, k, v = self.session.run(None, feeds)
+        return logits[0], k, v
+
+    def next_logits(self, ids: list[int]) -> tuple[np.ndarray, int]:
+        """Logits for the character after `ids`, from the last `context` of them; and how many."""
+        window = ids[-self.context:]
+        return self.forward(window, 0)[0][-1], len(window)
+
+    def generate(self, ids: list[int], max_new: int, temperature: float, top_k: int, top_p: float,
+                 seed: int) -> Iterator[Step]:
+        """Sample max_new characters after `ids`, one cached step each.
+
+        The prompt (its last `context` characters) is prefilled once; each new character is one
+        forward of length 1 at its absolute position. Positions are learned and absolute, so a
+        full cache cannot slide: we re-prefill from the last context/2 characters and go on."""
+        rng = np.random.default_rng(seed)
+        seq = list(ids[-self.context:])
+        offset = len(ids) - len(seq)  # window start, as an index into prompt + generated
+        logits, k, v = self.forward(seq, 0)
+        logits = logits[-1]
+        for i in range(max_new):
+            dist = sampling_distribution(logits[FIRST_CHAR:], temperature, top_k, top_p)
+            token = FIRST_CHAR + draw(dist, rng)
+            yield Step(token, dist, logits, offset)
+            if i == max_new - 1:
+                break
+            seq.append(token)
+            if len(seq) > self.context:
+                keep = self.context // 2
+                offset += len(seq) - keep
+                seq = seq[-keep:]
+                logits, k, v = self.forward(seq, 0)
+            else:
+                logits, k, v = self.forward(seq[-1:], len(seq) - 1, k, v)
+            logits = logits[-1]
+
+
+class BERT:
+    def __init__(self, session: ort.InferenceSession, vocab: Vocab, config: dict, gate=None):
+        self.session, self.vocab = session, vocab
+        self.gate = gate or nullcontext()
+        self.context = int(config["context"])
+
+    def forward(self, ids: list[int], types: list[int] | None = None):
+        ids_a = np.asarray(ids, dtype=np.int64).reshape(1, -1)
+        types_a = np.zeros_like(ids_a) if types is None else np.asarray(types, dtype=np.int64).reshape(1, -1)
+        with self.gate:
+            mlm, nsp = self.session.run(None, {"input_ids": ids_a, "token_type_ids": types_a})
+        return mlm[0], nsp[0]
+
+    def char_probs(self, ids: list[int]) -> np.ndarray:
+        """[CLS] ids [SEP] -> (len(ids), n_chars) probabilities over the ordinary characters."""
+        mlm, _ = self.forward([CLS, *ids, SEP])
+        return softmax(mlm[1:-1, FIRST_CHAR:])
+
+    def ranked(self, probs: np.ndarray, n: int) -> list[dict]:
+        n = max(1, min(n, len(probs)))
+        idx = np.argpartition(-probs, n - 1)[:n] if n < len(probs) else np.arange(len(probs))
+        idx = idx[np.argsort(-probs[idx], kind="stable")]
+        return [{"char": self.vocab.chars[i], "prob": float(probs[i])} for i in idx]
+
+    def fill(self, ids: list[int], masks: list[int], top_k: int, originals: list[int] | None = None) -> list[dict]:
+        """Predictions at each mask position of `ids` (which already hold [MASK] there)."""
+        probs = self.char_probs(ids)
+        out = []
+        for j, pos in enumerate(masks):
+            p = probs[pos]
+            entry = {"position": pos, "predictions": self.ranked(p, top_k), "original": None}
+            if originals is not None and originals[j] >= FIRST_CHAR:
+                po = float(p[originals[j] - FIRST_CHAR])
+                entry["original"] = {"char": self.vocab.token(originals[j]), "prob": po,
+                                     "rank": int((p > po).sum()) + 1}
+            out.append(entry)
+        return out
+
+    def corrupt(self, ids: list[int], mask_rate: float, seed: int) -> dict:
+        """BERT's pretraining corruption on one text, then one forward on what it produced."""
+        rng = np.random.default_rng(seed)
+        arr = np.asarray(ids, dtype=np.int64)
+        n = len(arr)
+        # Vectorised draws in a fixed order, so a seed always gives the same corruption.
+        selected = (rng.random(n) < mask_rate) & (arr >= FIRST_CHAR)
+        r = rng.random(n)
+        randoms = rng.integers(FIRST_CHAR, self.vocab.size, n)
+        corrupted = arr.copy()
+        corrupted[selected & (r < 0.8)] = MASK
+        to_random = selected & (r >= 0.8) & (r < 0.9)
+        corrupted[to_random] = randoms[to_random]
+        probs = self.char_probs(corrupted.tolist())
+        rows = []
+        for pos in np.flatnonzero(selected):
+            p = probs[pos]
+            best = int(np.argmax(p))
+            action = "mask" if r[pos] < 0.8 else "random" if r[pos] < 0.9 else "unchanged"
+            rows.append({"position": int(pos), "original": self.vocab.token(int(arr[pos])), "action": action,
+                         "shown": self.vocab.token(int(corrupted[pos])), "prediction": self.vocab.chars[best],
+                         "prob": float(p[best]), "correct": FIRST_CHAR + best == int(arr[pos]),
+                         "top": self.ranked(p, 5)})
+        accuracy = sum(r_["correct"] for r_ in rows) / len(rows) if rows else None
+        return {"corrupted": [self.vocab.token(int(t)) for t in corrupted], "selected": rows, "accuracy": accuracy}
+
+    def p_is_next(self, a: list[int], b: list[int]) -> float:
+        """[CLS] a [SEP] b [SEP] with segment 0 for [CLS] a [SEP] and 1 for b [SEP]."""
+        ids = [CLS, *a, SEP, *b, SEP]
+        types = [0] * (len(a) + 2) + [1] * (len(b) + 1)
+        _, nsp = self.forward(ids, types)
+        return float(softmax(nsp)[0])
+
+
+@dataclass
+class Models:
+    """Everything read from the models folder. A part that failed to load is None and its
+    endpoints answer 503, so a half-installed folder still serves the pages."""
+
+    vocab: Vocab | None = None
+    gpt: GPT | None = None
+    bert: BERT | None = None
+    cards: dict | None = None
+    quiz: list[dict] | None = None
+    errors: list[str] | None = None
+
+    @classmethod
+    def load(cls, folder: Path, threads: int = 1, parallel_runs: int = 0) -> "Models":
+        """parallel_runs: how many model runs may execute at once (0 = one per core). Extra
+        requests wait their turn: 40 runs at once on 2 cores are no faster, and each holds
+        onnxruntime working memory (about +110 MB at 40 for the shipped BERT)."""
+        models, errors, cards = cls(), [], {}
+        folder = Path(folder)
+        gate = threading.BoundedSemaphore(parallel_runs or default_parallel_runs(threads))
+        try:
+            models.vocab = Vocab.load(folder / "vocab.json")
+        except (OSError, ValueError, KeyError) as e:
+            errors.append(f"vocab.json: {e} (so neither model is loaded)")
+        for name, klass in (("gpt", GPT), ("bert", BERT)):
+            try:
+                card = json.loads((folder / f"{name}.card.json").read_text(encoding="utf-8"))
+                cards[name] = card
+                if models.vocab is not None:
+                    if int(card["config"]["vocab_size"]) != models.vocab.size:
+                        raise ValueError("card and vocab.json disagree on the vocabulary size")
+                    session = make_session(folder / f"{name}.onnx", threads)
+                    setattr(models, name, klass(session, models.vocab, card["config"], gate))
+            except Exception as e:  # noqa: BLE001 - any broken file leaves that model unloaded
+                errors.append(f"{name}: {e}")
+        try:
+            items = json.loads((folder / "nsp_quiz.json").read_text(encoding="utf-8"))["items"]
+            models.quiz = [dict(it) for it in items if {"id", "a", "b", "is_next"} <= set(it)]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            errors.append(f"nsp_quiz.json: {e}")
+        models.cards, models.errors = cards, errors
+        return models
+

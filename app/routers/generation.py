@@ -1,0 +1,142 @@
+"""GPT: the next-character distribution under the sampling knobs, and text generation
+(whole, or streamed as server-sent events)."""
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Iterator
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import HTMLResponse, StreamingResponse
+from starlette.concurrency import run_in_threadpool
+
+from .. import deps
+from ..inference import FIRST_CHAR, GPT, Step, Vocab, sampling_distribution
+from ..schemas import GenerateRequest, GenerateResponse, NextTokenRequest, NextTokenResponse
+
+router = APIRouter(tags=["generation"])
+log = logging.getLogger("app")
+
+STREAM_DOC = """Server-sent events: `event: token` with data {"text": "<1+ new characters>", "steps": [...]}
+(several characters per event, about every 10 ms), then `event: done` with data {"text": "<all new
+characters>", "context_used": int, "unknown_chars": [...]}. Generation stops when the client
+disconnects. Should generation fail midway, an `event: error` with data {"detail": ...} ends the stream. Same parameters and rules as /api/generate: the same seed gives the same text."""
+
+
+def encode_prompt(model: GPT, req: NextTokenRequest) -> tuple[list[int], list[dict]]:
+    deps.check_top_k(req.top_k, model.vocab.size, allow_zero=True)
+    return model.vocab.encode(req.prompt)
+
+
+def step_json(vocab: Vocab, step: Step) -> dict:
+    final = step.dist.final
+    return {"char": vocab.token(step.token), "prob": float(final[step.token - FIRST_CHAR]),
+            "top": [{"char": vocab.chars[i], "prob": float(final[i])} for i in step.dist.top(5)]}
+
+
+def start(model: GPT, req: GenerateRequest, ids: list[int]) -> Iterator[Step]:
+    return model.generate(ids, req.max_new_tokens, req.temperature, req.top_k, req.top_p, req.seed)
+
+
+@router.post("/api/next-token", response_model=NextTokenResponse, responses=deps.errors(400, 413, 422, 503))
+def next_token(req: NextTokenRequest, model: GPT = Depends(deps.gpt)):
+    """The GPT's distribution over the next character, before and after each sampling knob.
+
+    temperature 0 = greedy (argmax); otherwise logits / temperature. top_k 0 = off; top_p 1.0 = off;
+    top-k applies before top-p; top-p keeps the smallest set of most likely characters whose mass
+    reaches p. Special tokens are never candidates."""
+    ids, unknown = encode_prompt(model, req)
+    logits, used = model.next_logits(ids)
+    dist = sampling_distribution(logits[FIRST_CHAR:], req.temperature, req.top_k, req.top_p)
+    return deps.respond(NextTokenResponse, {
+        "chars": model.vocab.chars, "raw": dist.raw.tolist(), "tempered": dist.tempered.tolist(),
+        "final": dist.final.tolist(), "kept": dist.kept.tolist(), "entropy": dist.entropies,
+        "greedy": dist.greedy, "context_used": used, "unknown_chars": unknown})
+
+
+@router.post("/api/generate", response_model=GenerateResponse, responses=deps.errors(400, 413, 422, 503))
+def generate(req: GenerateRequest, model: GPT = Depends(deps.gpt)):
+    """Sample max_new_tokens characters after the prompt (KV-cached: one forward per character)."""
+    ids, unknown = encode_prompt(model, req)
+    steps = [step_json(model.vocab, s) for s in start(model, req, ids)]
+    return deps.respond(GenerateResponse, {"text": "".join(s["char"] for s in steps), "steps": steps,
+                                           "context_used": min(len(ids), model.context), "unknown_chars": unknown})
+
+
+def take_batch(steps: Iterator[Step], vocab: Vocab, seconds: float, max_chars: int):
+    """Run the sampler for up to `seconds` or `max_chars` characters: (steps, finished, error).
+    An error is returned, not raised, so the characters made before it still go out."""
+    out: list[dict] = []
+    deadline = time.perf_counter() + seconds
+    try:
+        for step in steps:
+            out.append(step_json(vocab, step))
+            if len(out) >= max_chars or time.perf_counter() >= deadline:
+                return out, False, None
+    except Exception as e:  # noqa: BLE001 - reported by event_stream
+        return out, True, e
+    return out, True, None
+
+
+def sse(event: str, data: dict) -> str:
+    return f"event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
+
+
+async def event_stream(request: Request, vocab: Vocab, steps: Iterator[Step], used: int, unknown: list[dict]):
+    """Batches of characters as SSE events. The sampler runs in the thread pool one batch at a
+    time, so after a disconnect at most one batch (~10 ms) of work is spent."""
+    settings, state = request.app.state.settings, request.app.state
+    state.active_streams += 1
+    parts: list[str] = []
+    try:
+        while True:
+            batch, finished, error = await run_in_threadpool(
+                take_batch, steps, vocab, settings.stream_flush_ms / 1000, settings.stream_flush_chars)
+            if batch:
+                text = "".join(s["char"] for s in batch)
+                parts.append(text)
+                yield sse("token", {"text": text, "steps": batch})
+            if error is not None:
+                # the 200 is already sent: end the stream with an event, not a dropped socket
+                log.error("generation stream failed", exc_info=error)
+                yield sse("error", {"detail": "generation failed on the server", "parameter": None})
+                return
+            if finished:
+                break
+            if await request.is_disconnected():
+                return
+        yield sse("done", {"text": "".join(parts), "context_used": used, "unknown_chars": unknown})
+    finally:
+        steps.close()
+        state.active_streams -= 1
+
+
+def stream(request: Request, req: GenerateRequest, model: GPT) -> StreamingResponse:
+    ids, unknown = encode_prompt(model, req)
+    body = event_stream(request, model.vocab, start(model, req, ids), min(len(ids), model.context), unknown)
+    # no-cache / X-Accel-Buffering: proxies must pass events through as they come
+    return StreamingResponse(body, media_type="text/event-stream",
+                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+SSE_RESPONSE = {200: {"content": {"text/event-stream": {}}, "description": "Server-sent events"}}
+
+
+@router.get("/api/generate/stream", response_class=StreamingResponse, description=STREAM_DOC,
+            responses={**SSE_RESPONSE, **deps.errors(422, 503)})
+async def generate_stream_get(request: Request, params: Annotated[GenerateRequest, Query()],
+                              model: GPT = Depends(deps.gpt)):
+    return stream(request, params, model)
+
+
+@router.post("/api/generate/stream", response_class=StreamingResponse, description=STREAM_DOC,
+             responses={**SSE_RESPONSE, **deps.errors(400, 413, 422, 503)})
+async def generate_stream_post(request: Request, req: GenerateRequest, model: GPT = Depends(deps.gpt)):
+    return stream(request, req, model)
+
+
+@router.get("/generate", response_class=HTMLResponse, include_in_schema=False)
+def generate_page(request: Request):
+    return deps.render(request, "generate.html", "generate", "Generate")

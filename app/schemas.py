@@ -1,0 +1,202 @@
+"""Request and response bodies (the API contract shared with the applets; keep names stable).
+
+Limits that depend on the loaded models (context lengths, vocabulary size) are checked in the
+routers against the cards; the static ones are here, so they show in the OpenAPI schema.
+"""
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+MAX_PROMPT_CHARS = 10_000
+MAX_TEXT_CHARS = 10_000  # hard cap before the model's own context check
+MAX_MASKS = 32
+MAX_TEMPERATURE = 5.0
+MAX_NEW_TOKENS = 1000
+MAX_SEED = 2**32 - 1
+
+TEMPERATURE_DOC = (f"Softmax temperature, 0 to {MAX_TEMPERATURE:g}. 0 = greedy (always the most likely "
+                   "character, no randomness); otherwise the logits are divided by it (<1 sharpens, >1 flattens).")
+TOP_K_DOC = ("Keep only the k most likely characters (applied first, ties broken by vocabulary order). "
+             "0 = off. At most the vocabulary size (see /api/models).")
+TOP_P_DOC = ("Nucleus sampling, 0 < p <= 1, applied after top-k: keep the smallest set of most likely "
+             "characters whose probability mass reaches p, then renormalise. 1.0 = off.")
+SEED_DOC = f"Seed of numpy's default_rng, 0 to {MAX_SEED}: the same seed and settings give the same text."
+
+
+class ErrorBody(BaseModel):
+    detail: str = Field(description="What was wrong, naming the parameter.")
+    parameter: str | None = Field(None, description="The offending parameter, when there is one.")
+
+
+class UnknownChar(BaseModel):
+    position: int = Field(description="Character index (into the text, prompt or `tokens`) of a character "
+                                      "outside the vocabulary; the model saw [UNK] there.")
+    char: str
+    segment: Literal["a", "b"] | None = Field(None, description="For /api/nsp/predict: which sentence.")
+
+
+class CharProb(BaseModel):
+    char: str
+    prob: float
+
+
+# ---- meta ----
+
+class HealthResponse(BaseModel):
+    status: Literal["ok", "degraded"] = Field(description="'ok' when both models are loaded.")
+    models: dict[str, bool] = Field(description="Which models are loaded, e.g. {'gpt': true, 'bert': true}.")
+
+
+class VocabInfo(BaseModel):
+    specials: list[str]
+    chars: list[str] = Field(description="Ordinary characters; token id = 5 + index.")
+
+
+class ModelsResponse(BaseModel):
+    vocab: VocabInfo
+    cards: dict[str, dict[str, Any]] = Field(description="The model cards gpt.card.json and bert.card.json as shipped.")
+
+
+# ---- mask fill ----
+
+class MaskFillRequest(BaseModel):
+    text: str = Field(min_length=1, max_length=MAX_TEXT_CHARS, description=(
+        "Text with one or more literal [MASK] markers, or plain text plus `positions`. After each "
+        "[MASK] becomes one token it must fit the BERT context minus 2 ([CLS] and [SEP])."))
+    positions: list[int] | None = Field(None, max_length=MAX_MASKS, description=(
+        f"0-based character indices of `text` to mask (only when `text` has no [MASK] marker). At most {MAX_MASKS}."))
+    top_k: int = Field(8, ge=1, description="How many predictions per mask (1 to the vocabulary size).")
+
+
+class Original(BaseModel):
+    char: str
+    prob: float
+    rank: int = Field(description="1-based rank of the original character among the predictions.")
+
+
+class MaskResult(BaseModel):
+    position: int = Field(description="Index into `tokens`.")
+    predictions: list[CharProb] = Field(description="top_k characters, most likely first.")
+    original: Original | None = Field(description="The hidden character's score (only when `positions` were given "
+                                                  "and the character is in the vocabulary).")
+
+
+class MaskFillResponse(BaseModel):
+    tokens: list[str] = Field(description="The text as the model sees it, one entry per character; "
+                                          "'[MASK]' at masks, '[UNK]' for characters outside the vocabulary.")
+    unknown_chars: list[UnknownChar]
+    masks: list[MaskResult]
+
+
+class CorruptRequest(BaseModel):
+    text: str = Field(min_length=1, max_length=MAX_TEXT_CHARS, description="Plain text (at most the BERT context minus 2).")
+    mask_rate: float = Field(0.15, gt=0, le=1, allow_inf_nan=False,
+                             description="Probability that each ordinary character is selected (0 < x <= 1).")
+    seed: int = Field(0, ge=0, le=MAX_SEED, description=SEED_DOC)
+
+
+class Selected(BaseModel):
+    position: int
+    original: str
+    action: Literal["mask", "random", "unchanged"] = Field(description="80 % mask, 10 % random character, 10 % unchanged.")
+    shown: str = Field(description="What the model saw at this position.")
+    prediction: str
+    prob: float
+    correct: bool
+    top: list[CharProb] = Field(description="The 5 most likely characters.")
+
+
+class CorruptResponse(BaseModel):
+    tokens: list[str] = Field(description="The original text, one entry per character ('[UNK]' outside the vocabulary).")
+    corrupted: list[str] = Field(description="What the model saw.")
+    selected: list[Selected]
+    accuracy: float | None = Field(description="Fraction of selected positions recovered; null when none was selected.")
+    unknown_chars: list[UnknownChar]
+
+
+# ---- generation ----
+
+class SamplingParams(BaseModel):
+    temperature: float = Field(1.0, ge=0, le=MAX_TEMPERATURE, allow_inf_nan=False, description=TEMPERATURE_DOC)
+    top_k: int = Field(0, ge=0, description=TOP_K_DOC)
+    top_p: float = Field(1.0, gt=0, le=1, allow_inf_nan=False, description=TOP_P_DOC)
+
+
+class NextTokenRequest(SamplingParams):
+    prompt: str = Field(min_length=1, max_length=MAX_PROMPT_CHARS, description=(
+        f"1 to {MAX_PROMPT_CHARS} characters; only the last `context` characters (GPT card) are read."))
+
+
+class Entropy(BaseModel):
+    raw: float
+    tempered: float
+    final: float
+
+
+class NextTokenResponse(BaseModel):
+    chars: list[str] = Field(description="All ordinary characters, in vocabulary order (special tokens are never predicted).")
+    raw: list[float] = Field(description="softmax(logits).")
+    tempered: list[float] = Field(description="softmax(logits / temperature); all mass on the argmax when greedy.")
+    final: list[float] = Field(description="After top-k then top-p, renormalised; 0 for cut characters. Sampling draws from this.")
+    kept: list[bool]
+    entropy: Entropy = Field(description="Entropies of the three distributions, in nats.")
+    greedy: bool
+    context_used: int = Field(description="How many prompt characters the model read.")
+    unknown_chars: list[UnknownChar]
+
+
+class GenerateRequest(NextTokenRequest):
+    max_new_tokens: int = Field(100, ge=1, le=MAX_NEW_TOKENS, description=f"1 to {MAX_NEW_TOKENS} new characters.")
+    seed: int = Field(0, ge=0, le=MAX_SEED, description=SEED_DOC)
+
+
+class GenerateStep(BaseModel):
+    char: str
+    prob: float = Field(description="Its probability in the final distribution.")
+    top: list[CharProb] = Field(description="Up to 5 most likely characters of the final distribution (kept ones only).")
+
+
+class GenerateResponse(BaseModel):
+    text: str = Field(description="The new characters only.")
+    steps: list[GenerateStep]
+    context_used: int = Field(description="How many prompt characters were read (the last ones, when the prompt is longer than the context).")
+    unknown_chars: list[UnknownChar]
+
+
+# ---- next-sentence prediction ----
+
+class QuizItem(BaseModel):
+    id: str
+    index: int = Field(description="Position in the bank (0-based).")
+    a: str
+    b: str
+    count: int = Field(description="Number of items in the bank.")
+
+
+class QuizAnswer(BaseModel):
+    guess: Literal["IsNext", "NotNext"]
+
+
+class QuizResult(BaseModel):
+    id: str
+    correct: bool
+    truth: Literal["IsNext", "NotNext"]
+    p_is_next: float
+    model_guess: Literal["IsNext", "NotNext"]
+    model_correct: bool
+    source_a: str
+    source_b: str
+
+
+class NSPRequest(BaseModel):
+    a: str = Field(min_length=1, max_length=MAX_TEXT_CHARS, description="Sentence A.")
+    b: str = Field(min_length=1, max_length=MAX_TEXT_CHARS, description=(
+        "Sentence B. len(a) + len(b) + 3 must fit the BERT context ([CLS] a [SEP] b [SEP])."))
+
+
+class NSPResponse(BaseModel):
+    p_is_next: float
+    prediction: Literal["IsNext", "NotNext"]
+    unknown_chars: list[UnknownChar]

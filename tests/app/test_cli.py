@@ -1,0 +1,69 @@
+"""app/__main__.py and app/config.py: command line, environment, defaults."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+import app.__main__ as cli
+from app.config import REPO, Settings
+
+
+@pytest.fixture(autouse=True)
+def clean_environment():
+    """cli.main writes PLAYGROUND_* variables (for the workers): keep them out of other tests."""
+    saved = dict(os.environ)
+    for key in [k for k in os.environ if k.startswith("PLAYGROUND_")]:
+        del os.environ[key]
+    yield
+    os.environ.clear()
+    os.environ.update(saved)
+
+
+def test_defaults():
+    s = Settings()
+    assert (s.host, s.port, s.workers, s.threads, s.max_body_bytes) == ("127.0.0.1", 8000, 1, 1, 65536)
+    assert s.models_dir == REPO / "models"
+
+
+def test_environment_uses_the_prefix(monkeypatch):
+    monkeypatch.setenv("PLAYGROUND_PORT", "9001")
+    monkeypatch.setenv("PLAYGROUND_THREADS", "2")
+    assert (Settings().port, Settings().threads) == (9001, 2)
+
+
+def test_command_line_overrides_environment_and_reaches_uvicorn(monkeypatch, tmp_path):
+    import uvicorn
+
+    calls = []
+    monkeypatch.setattr(uvicorn, "run", lambda target, **kw: calls.append((target, kw)))
+    monkeypatch.setenv("PLAYGROUND_PORT", "9001")
+    cli.main(["--port", "8123", "--workers", "2", "--threads", "3", "--models-dir", str(tmp_path)])
+    [(target, kw)] = calls
+    assert target == "app.main:create_app" and kw["factory"] is True
+    assert (kw["host"], kw["port"], kw["workers"]) == ("127.0.0.1", 8123, 2)
+    # every worker builds its app from the environment, so the options must be there
+    s = Settings()
+    assert (s.threads, s.models_dir, s.port) == (3, Path(tmp_path).resolve(), 8123)
+
+
+def test_bad_option_values_are_refused(monkeypatch):
+    with pytest.raises(SystemExit):
+        cli.parse_args(["--port", "eighty"])
+    monkeypatch.setattr("uvicorn.run", lambda *a, **k: pytest.fail("should not start"))
+    with pytest.raises(SystemExit, match="workers"):
+        cli.main(["--workers", "0"])
+
+
+def test_serving_never_imports_torch_or_training():
+    """The server installs without torch: importing every app module must not pull it in."""
+    import subprocess
+    import sys
+
+    code = ("import sys, app.main, app.__main__, app.benchmark; "
+            "bad = [m for m in sys.modules if m.split('.')[0] in ('torch', 'training')]; "
+            "print(bad); sys.exit(1 if bad else 0)")
+    r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert r.returncode == 0, r.stdout + r.stderr

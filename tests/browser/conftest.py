@@ -1,0 +1,137 @@
+"""Browser-suite fixtures: a live uvicorn server on the tiny real models, Debian's headless Chromium
+driven by Playwright, and a page wrapper that records console errors, CSP violations and every
+request so each test can assert "no errors, nothing fetched from another host"."""
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+SCREENSHOTS = Path(__file__).parent / "screenshots"
+CSP = "default-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'self'"
+PAGES = {"home": "/", "mask_fill": "/mask-fill", "generate": "/generate", "nsp": "/nsp", "attention": "/attention"}
+LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+               "--disable-sync", "--no-first-run"]
+
+
+@pytest.fixture(scope="session")
+def live_server(request) -> str:
+    """Base URL of the app on a free 127.0.0.1 port, serving the tiny models trained by the
+    `tiny_models_dir` fixture. PLAYGROUND_TEST_URL points the suite at a running server instead."""
+    external = os.environ.get("PLAYGROUND_TEST_URL")
+    if external:
+        yield external.rstrip("/")
+        return
+    import uvicorn
+
+    from app.config import Settings
+    from app.main import create_app
+
+    models_dir = request.getfixturevalue("tiny_models_dir")
+    app = create_app(Settings(models_dir=models_dir))
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the live server did not start")
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=15)
+        sock.close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not CHROMIUM.exists():
+        pytest.skip("Debian's chromium is not installed (/usr/bin/chromium)")
+    with sync_api.sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS)
+        yield b
+        b.close()
+
+
+@dataclass
+class Recorder:
+    base: str
+    console_errors: list = field(default_factory=list)
+    page_errors: list = field(default_factory=list)
+    requests: list = field(default_factory=list)
+
+    def foreign_requests(self) -> list[str]:
+        own = urlparse(self.base).netloc
+        return [u for u in self.requests if urlparse(u).scheme not in ("data", "blob", "about")
+                and urlparse(u).netloc != own]
+
+    def assert_clean(self, page) -> None:
+        csp = page.evaluate("window.__cspViolations || []")
+        assert not self.page_errors, f"uncaught page errors: {self.page_errors}"
+        assert not self.console_errors, f"console errors: {self.console_errors}"
+        assert not csp, f"CSP violations: {csp}"
+        assert not self.foreign_requests(), f"requests to other hosts: {self.foreign_requests()}"
+
+
+CSP_PROBE = """
+window.__cspViolations = [];
+document.addEventListener('securitypolicyviolation', (e) => {
+  window.__cspViolations.push(e.violatedDirective + ' ' + (e.blockedURI || '') + ' ' + (e.sourceFile || '') + ':' + e.lineNumber);
+});
+"""
+
+
+def _add_csp(route):
+    """Serve every page with the strict CSP the deployment will send (kept if the app sends one)."""
+    response = route.fetch()
+    headers = dict(response.headers)
+    headers.setdefault("content-security-policy", CSP)
+    route.fulfill(response=response, headers=headers)
+
+
+def make_page(browser, base: str, width: int = 1280, height: int = 900):
+    context = browser.new_context(viewport={"width": width, "height": height}, base_url=base,
+                                  service_workers="block")
+    rec = Recorder(base)
+    own_pages = set(PAGES.values())
+    context.route(lambda url: urlparse(url).netloc == urlparse(base).netloc and urlparse(url).path in own_pages, _add_csp)
+    page = context.new_page()
+    page.add_init_script(CSP_PROBE)
+    page.on("console", lambda m: rec.console_errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: rec.page_errors.append(str(e)))
+    page.on("request", lambda r: rec.requests.append(r.url))
+    return context, page, rec
+
+
+@pytest.fixture
+def page_factory(browser, live_server):
+    contexts = []
+
+    def factory(width: int = 1280, height: int = 900):
+        context, page, rec = make_page(browser, live_server, width, height)
+        contexts.append(context)
+        return page, rec
+
+    yield factory
+    for context in contexts:
+        context.close()
+
+
+@pytest.fixture(scope="session")
+def screenshots() -> Path:
+    SCREENSHOTS.mkdir(exist_ok=True)
+    return SCREENSHOTS

@@ -1,0 +1,149 @@
+"""Training-speed benchmark: the project's trainer vs a straightforward PyTorch version
+(training/baseline.py) at the same size and batch, measured in one run on this machine.
+
+    python -m training.benchmark [--seconds 60] [--threads 2]
+
+Prints tokens/s for both and their ratio, then trains each for the same wall-clock budget and
+prints the validation loss each reached. Figures, not asserts: machines are noisy.
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import time
+
+import torch
+import torch.nn.functional as F
+
+from .baseline import NaiveModel, naive_gpt_batch, naive_step
+from .data import DEFAULT_CORPUS, mask_tokens
+from .train import TrainConfig, Trainer
+
+SIZE = dict(n_layer=2, n_embd=96, n_head=4, n_ff=256, context=64, batch_size=48)
+
+
+def project_trainer(family: str, corpus: str, seconds: float, threads: int) -> Trainer:
+    cfg = TrainConfig(family=family, corpus=corpus, out=f"/tmp/playground-bench-{family}", steps=10**9,
+                      minutes=seconds / 60, eval_interval=10**9, threads=threads, warmup=50, **SIZE)
+    return Trainer(cfg)
+
+
+class Baseline:
+    """The straightforward trainer, fed by the same corpus and tokenizer."""
+
+    def __init__(self, trainer: Trainer, family: str):
+        torch.manual_seed(0)
+        self.family, self.t = family, trainer
+        self.model = NaiveModel(trainer.tok.vocab_size, SIZE["n_embd"], SIZE["n_layer"], SIZE["n_head"],
+                                SIZE["n_ff"], SIZE["context"], causal=family == "gpt")
+        self.opt = torch.optim.Adam(self.model.parameters(), lr=1e-3)
+        self.gen = torch.Generator().manual_seed(1)
+
+    def batch(self, source):
+        if self.family == "gpt":
+            return naive_gpt_batch(source.data, SIZE["batch_size"], SIZE["context"])
+        ids, seg, nsp = source.sample(SIZE["batch_size"])
+        corrupted, labels = mask_tokens(ids, self.t.tok.vocab_size, self.t.tok.first_char_id, self.gen)
+        return corrupted, seg, labels, nsp
+
+    def step(self):
+        return naive_step(self.model, self.opt, self.family, self.batch(self.t.train_data))
+
+    @torch.no_grad()
+    def val_loss(self, batches) -> float:
+        self.model.eval()
+        total = 0.0
+        for b in batches:
+            if self.family == "gpt":
+                logits, _ = self.model(b[0])
+                total += F.cross_entropy(logits.reshape(-1, logits.size(-1)), b[1].reshape(-1)).item()
+            else:
+                logits, nsp = self.model(b[0], b[1])
+                total += (F.cross_entropy(logits.reshape(-1, logits.size(-1)), b[2].reshape(-1), ignore_index=-100)
+                          + F.cross_entropy(nsp, b[3])).item()
+        self.model.train()
+        return total / len(batches)
+
+
+def fixed_val_batches(trainer: Trainer, family: str, n: int = 20):
+    source = trainer._make_batches(trainer.val_split, seed=12345)
+    gen = torch.Generator().manual_seed(54321)
+    out = []
+    for _ in range(n):
+        if family == "gpt":
+            out.append(source.sample(SIZE["batch_size"]))
+        else:
+            ids, seg, nsp = source.sample(SIZE["batch_size"])
+            corrupted, labels = mask_tokens(ids, trainer.tok.vocab_size, trainer.tok.first_char_id, gen)
+            out.append((corrupted, seg, labels, nsp))
+    return out
+
+
+@torch.no_grad()
+def project_val_loss(trainer: Trainer, family: str, batches) -> float:
+    trainer.model.eval()
+    total = 0.0
+    for b in batches:
+        if family == "gpt":
+            total += trainer.model(b[0], b[1])[1].item()
+        else:
+            total += trainer.model.loss(*b)[0].item()
+    trainer.model.train()
+    return total / len(batches)
+
+
+def tokens_per_second(step, warmup: int = 5, steps: int = 30) -> float:
+    for _ in range(warmup):
+        step()
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        step()
+    return steps * SIZE["batch_size"] * SIZE["context"] / (time.perf_counter() - t0)
+
+
+def run(family: str, corpus: str, seconds: float, threads: int) -> dict:
+    torch.set_num_threads(threads)
+    trainer = project_trainer(family, corpus, seconds, threads)
+    baseline = Baseline(trainer, family)
+
+    def project_step():
+        trainer.optimizer.zero_grad(set_to_none=True)
+        loss, _ = trainer.batch_loss(trainer.train_data, trainer.data_gen)
+        loss.backward()
+        trainer.optimizer.step()
+
+    speeds = {"baseline": tokens_per_second(baseline.step), "project": tokens_per_second(project_step)}
+    # Equal wall-clock budget, fresh models.
+    trainer = project_trainer(family, corpus, seconds, threads)
+    baseline = Baseline(trainer, family)
+    val = fixed_val_batches(trainer, family)
+    t0 = time.perf_counter()
+    steps = 0
+    while time.perf_counter() - t0 < seconds:
+        baseline.step()
+        steps += 1
+    trainer.fit(log=io.StringIO())
+    return {
+        "family": family, "size": SIZE, "threads": threads,
+        "tokens_per_s": {k: round(v) for k, v in speeds.items()},
+        "speedup": round(speeds["project"] / speeds["baseline"], 2),
+        "equal_budget_seconds": seconds,
+        "val_loss": {"baseline": round(baseline.val_loss(val), 4), "project": round(project_val_loss(trainer, family, val), 4)},
+        "steps_in_budget": {"baseline": steps, "project": trainer.step},
+    }
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--seconds", type=float, default=60.0, help="equal wall-clock budget per trainer")
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--corpus", default=str(DEFAULT_CORPUS))
+    p.add_argument("--family", choices=["gpt", "bert", "both"], default="both")
+    args = p.parse_args(argv)
+    for family in (["gpt", "bert"] if args.family == "both" else [args.family]):
+        print(json.dumps(run(family, args.corpus, args.seconds, args.threads)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
