@@ -93,13 +93,20 @@ def project_val_loss(trainer: Trainer, family: str, batches) -> float:
     return total / len(batches)
 
 
-def tokens_per_second(step, warmup: int = 5, steps: int = 30) -> float:
-    for _ in range(warmup):
-        step()
-    t0 = time.perf_counter()
-    for _ in range(steps):
-        step()
-    return steps * SIZE["batch_size"] * SIZE["context"] / (time.perf_counter() - t0)
+def tokens_per_second(steps: dict, warmup: int = 5, rounds: int = 6, per_round: int = 5) -> dict:
+    """Interleave short blocks of each trainer's steps so a load change on the machine hits both."""
+    for step in steps.values():
+        for _ in range(warmup):
+            step()
+    spent = {name: 0.0 for name in steps}
+    for _ in range(rounds):
+        for name, step in steps.items():
+            t0 = time.perf_counter()
+            for _ in range(per_round):
+                step()
+            spent[name] += time.perf_counter() - t0
+    tokens = rounds * per_round * SIZE["batch_size"] * SIZE["context"]
+    return {name: tokens / t for name, t in spent.items()}
 
 
 def run(family: str, corpus: str, seconds: float, threads: int) -> dict:
@@ -113,7 +120,7 @@ def run(family: str, corpus: str, seconds: float, threads: int) -> dict:
         loss.backward()
         trainer.optimizer.step()
 
-    speeds = {"baseline": tokens_per_second(baseline.step), "project": tokens_per_second(project_step)}
+    speeds = tokens_per_second({"baseline": baseline.step, "project": project_step})
     # Equal wall-clock budget, fresh models.
     trainer = project_trainer(family, corpus, seconds, threads)
     baseline = Baseline(trainer, family)
