@@ -53,10 +53,16 @@ class SelfAttention(nn.Module):
             k, v = kv_cache.write(k, v)  # (B, nh, context, hs)
         # attn_mask: bool (.., T, Tk), True = may attend. is_causal: the same as a lower-triangular
         # mask, but lets the fused kernel skip the masked half.
-        y = F.scaled_dot_product_attention(
-            q, k, v, attn_mask=attn_mask, is_causal=is_causal,
-            dropout_p=self.dropout if self.training else 0.0,
-        )  # (B, nh, T, hs)
+        # Under bf16 autocast (training --precision bf16) the matmuls of the Linear layers run in
+        # bf16, but the CPU attention kernel is slower in bf16 than in fp32: keep attention fp32.
+        low_precision = torch.is_autocast_enabled("cpu")
+        with torch.autocast("cpu", enabled=False):
+            if low_precision:
+                q, k, v = q.float(), k.float(), v.float()
+            y = F.scaled_dot_product_attention(
+                q, k, v, attn_mask=attn_mask, is_causal=is_causal,
+                dropout_p=self.dropout if self.training else 0.0,
+            )  # (B, nh, T, hs)
         y = y.transpose(1, 2).reshape(B, T, C)
         return self.proj(y)
 
