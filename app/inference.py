@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections import deque
 from collections.abc import Iterator
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -146,6 +147,36 @@ def make_session(path: Path, threads: int) -> ort.InferenceSession:
     so.add_session_config_entry("session.intra_op.allow_spinning", "0")
     so.log_severity_level = 3
     return ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+
+
+class FairGate:
+    """A counting semaphore that admits waiting threads strictly in arrival order.
+
+    threading.Semaphore lets a newly arriving thread take a freed slot before the woken waiter,
+    which then queues again at the back: under load that shows up as a long latency tail. Here
+    a freed slot is handed straight to the oldest waiter."""
+
+    def __init__(self, slots: int):
+        self._lock = threading.Lock()
+        self._free = slots
+        self._waiters: deque[threading.Lock] = deque()
+
+    def __enter__(self) -> None:
+        with self._lock:
+            if self._free and not self._waiters:
+                self._free -= 1
+                return
+            baton = threading.Lock()
+            baton.acquire()
+            self._waiters.append(baton)
+        baton.acquire()  # released by __exit__ of the run that hands us its slot
+
+    def __exit__(self, *exc) -> None:
+        with self._lock:
+            if self._waiters:
+                self._waiters.popleft().release()
+            else:
+                self._free += 1
 
 
 def default_parallel_runs(threads: int) -> int:
@@ -309,12 +340,12 @@ class Models:
 
     @classmethod
     def load(cls, folder: Path, threads: int = 1, parallel_runs: int = 0) -> "Models":
-        """parallel_runs: how many model runs may execute at once (0 = one per core). Extra
-        requests wait their turn: 40 runs at once on 2 cores are no faster, and each holds
-        onnxruntime working memory (about +110 MB at 40 for the shipped BERT)."""
+        """parallel_runs: how many model runs may execute at once, both models together (0 = one
+        per core). Extra requests wait their turn in arrival order (see Settings.parallel_runs)."""
         models, errors, cards = cls(), [], {}
         folder = Path(folder)
-        gate = threading.BoundedSemaphore(parallel_runs or default_parallel_runs(threads))
+        slots = parallel_runs or default_parallel_runs(threads)
+        gate = FairGate(slots)
         try:
             models.vocab = Vocab.load(folder / "vocab.json")
         except (OSError, ValueError, KeyError) as e:

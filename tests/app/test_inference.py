@@ -175,3 +175,60 @@ def test_corruption_is_reproducible_and_follows_the_recipe(models):
         assert (shown == "[MASK]") == (s["action"] == "mask")
         if s["action"] == "unchanged":
             assert shown == s["original"]
+
+
+def test_fair_gate_admits_in_arrival_order():
+    import threading
+    import time
+
+    from app.inference import FairGate
+
+    gate, order = FairGate(1), []
+    gate.__enter__()  # hold the only slot while five threads queue up, one after another
+
+    def worker(i):
+        with gate:
+            order.append(i)
+
+    threads = []
+    for i in range(5):
+        threads.append(threading.Thread(target=worker, args=(i,)))
+        threads[-1].start()
+        while len(gate._waiters) < i + 1:
+            time.sleep(0.001)
+    gate.__exit__(None, None, None)
+    for t in threads:
+        t.join(5)
+    assert order == [0, 1, 2, 3, 4]
+
+
+def test_fair_gate_limits_concurrent_runs():
+    import threading
+    import time
+
+    from app.inference import FairGate
+
+    gate, lock, running, peak = FairGate(2), threading.Lock(), [0], [0]
+
+    def worker():
+        with gate:
+            with lock:
+                running[0] += 1
+                peak[0] = max(peak[0], running[0])
+            time.sleep(0.01)
+            with lock:
+                running[0] -= 1
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(5)
+    assert peak[0] == 2 and gate._free == 2
+
+
+def test_both_models_share_one_gate(tiny_models_dir):
+    from app.inference import Models
+
+    m = Models.load(tiny_models_dir, parallel_runs=3)
+    assert m.gpt.gate is m.bert.gate and m.gpt.gate._free == 3
