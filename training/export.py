@@ -23,7 +23,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-OPSET = 18
+OPSET = 20
 PARITY_TOLERANCE = 1e-4
 
 

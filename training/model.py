@@ -134,12 +134,11 @@ class FixedKVCache:
         self.past_k, self.past_v, self.start = past_k, past_v, start  # (B, nh, context, hs) x2, 0-d
 
     def write(self, k, v):
-        T, ctx = k.shape[2], self.past_k.shape[2]
-        slots = torch.arange(ctx, device=k.device)
-        new = (slots >= self.start) & (slots < self.start + T)  # (context,)
-        src = (slots - self.start).clamp(0, T - 1)  # which new row lands in each slot
-        self.k = torch.where(new[:, None], k.index_select(2, src), self.past_k)
-        self.v = torch.where(new[:, None], v.index_select(2, src), self.past_v)
+        T = k.shape[2]
+        slots = self.start + torch.arange(T, device=k.device)  # (T,) absolute positions of the new rows
+        # Out-of-place copy with the new rows scattered in (one ScatterND in ONNX).
+        self.k = self.past_k.index_copy(2, slots, k)  # (B, nh, context, hs)
+        self.v = self.past_v.index_copy(2, slots, v)
         return self.k, self.v
 
 
