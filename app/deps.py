@@ -48,5 +48,6 @@ def render(request: Request, template: str, page: str, title: str) -> HTMLRespon
 def errors(*statuses: int) -> dict:
     """OpenAPI `responses=` entries for the error statuses a route can answer."""
     text = {400: "Malformed JSON body", 404: "Not found", 413: "Request body too large",
-            422: "Invalid parameter (the body names it)", 503: "Model not loaded"}
+            422: "Invalid parameter (the body names it)",
+            503: "Model not loaded, or the server is busy (then with Retry-After; try again shortly)"}
     return {s: {"model": ErrorBody, "description": text[s]} for s in statuses}

@@ -104,6 +104,7 @@ def sampling_distribution(logits: np.ndarray, temperature: float, top_k: int, to
     top_k 0 = off; else keep the k most likely (ties: lower id first). top_p 1.0 = off; else,
     after top-k, keep the smallest set of most likely characters whose mass reaches top_p.
     """
+    logits = np.asarray(logits, dtype=np.float64)  # one precision for all three distributions
     raw = softmax(logits)
     n = raw.shape[-1]
     greedy = temperature == 0
@@ -111,7 +112,7 @@ def sampling_distribution(logits: np.ndarray, temperature: float, top_k: int, to
         tempered = np.zeros(n)
         tempered[int(np.argmax(logits))] = 1.0
     else:
-        tempered = softmax(np.asarray(logits, dtype=np.float64) / temperature)
+        tempered = softmax(logits / temperature)
     order = np.argsort(-tempered, kind="stable")  # most likely first
     keep_n = n if top_k <= 0 or top_k >= n else top_k
     if top_p < 1.0:
@@ -205,17 +206,19 @@ class GPT:
         self.gate = gate or nullcontext()
         self.context = int(config["context"])
         n_layer, n_head, n_embd = int(config["n_layer"]), int(config["n_head"]), int(config["n_embd"])
-        # One read-only zero cache serves every prefill (onnxruntime does not write its inputs).
-        self._zeros = np.zeros((n_layer, 1, n_head, self.context, n_embd // n_head), dtype=np.float32)
+        # One read-only empty cache (zero cached characters) serves every prefill.
+        self._empty = np.zeros((n_layer, 1, n_head, 0, n_embd // n_head), dtype=np.float32)
 
     def forward(self, ids: list[int] | np.ndarray, start: int, past_k=None, past_v=None):
-        """Logits (seq, vocab) for `ids` at absolute positions start.. and the updated caches."""
+        """Logits (seq, vocab) for `ids` at absolute positions start.. and the grown caches.
+        `start` is the number of cached characters (0 with no caches)."""
         ids = np.asarray(ids, dtype=np.int64).reshape(1, -1)
         if start + ids.shape[1] > self.context:  # the graph does not check this itself
             raise ValueError("GPT input past the context")
-        feeds = {"input_ids": ids, "start": np.array(start, dtype=np.int64),
-                 "past_key": self._zeros if past_k is None else past_k,
-                 "past_value": self._zeros if past_v is None else past_v}
+        past_k = self._empty if past_k is None else past_k
+        if past_k.shape[3] != start:
+            raise ValueError("cache length and start disagree")
+        feeds = {"input_ids": ids, "past_key": past_k, "past_value": self._empty if past_v is None else past_v}
         with self.gate:
             logits, k, v = self.session.run(None, feeds)
         return logits[0], k, v

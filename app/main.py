@@ -2,7 +2,12 @@
 
 Every error the app produces has the body {"detail": "...", "parameter": ...}: request
 validation (422, or 400 for malformed JSON), BadInput from the routers, HTTP errors (404, 405),
-413 from the body limit, and a generic 500 that never shows a traceback or a file path.
+413 from the body limit, 503 from admission control, and a generic 500 that never shows a
+traceback or a file path.
+
+Middleware, outermost first: security headers (app/security.py), admission control
+(app/admission.py), body size limit (app/middleware.py). Swagger UI (/docs, /redoc) is off: it
+needs inline script and a CDN, which the strict CSP forbids; the schema is at /openapi.json.
 """
 from __future__ import annotations
 
@@ -19,9 +24,12 @@ from jinja2 import TemplateNotFound
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from . import __version__
+from . import openapi
+from .admission import AdmissionControl, AdmissionState
 from .config import Settings
 from .inference import BadInput, Models
 from .middleware import BodySizeLimit
+from .security import HEADERS, SecurityHeaders
 from .routers import attention, generation, mask_fill, meta, nsp
 
 log = logging.getLogger("app")
@@ -56,6 +64,8 @@ _MESSAGES = {
     "bool_type": "{p} must be true or false",
     "list_type": "{p} must be a list",
     "literal_error": "{p} must be one of {expected}",
+    "extra_forbidden": "{p} is not a parameter of this endpoint",
+    "too_short": "{p} must hold at least {min_length} items",
 }
 
 
@@ -101,7 +111,9 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def on_http(request: Request, exc: StarletteHTTPException):
         detail = exc.detail if isinstance(exc.detail, str) else "request failed"
-        return error(exc.status_code, detail, None)
+        response = error(exc.status_code, detail, None)
+        response.headers.update(exc.headers or {})  # e.g. Allow on a 405
+        return response
 
     @app.exception_handler(TemplateNotFound)
     async def on_missing_template(request: Request, exc: TemplateNotFound):
@@ -112,7 +124,10 @@ def install_error_handlers(app: FastAPI) -> None:
     async def on_crash(request: Request, exc: Exception):
         # Logged in full for the operator; the client gets no traceback and no path.
         log.exception("unhandled error on %s %s", request.method, request.url.path)
-        return error(500, "internal server error", None)
+        response = error(500, "internal server error", None)
+        # Starlette sends this from outside the middleware stack: add the security headers here.
+        response.headers.update(HEADERS)
+        return response
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -129,13 +144,19 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             to_thread.current_default_thread_limiter().total_tokens = settings.thread_pool
         yield
 
-    app = FastAPI(title="Pretraining Playground", version=__version__, description=DESCRIPTION, lifespan=lifespan)
+    app = FastAPI(title="Pretraining Playground", version=__version__, description=DESCRIPTION, lifespan=lifespan,
+                  docs_url=None, redoc_url=None)
     app.state.settings = settings
     app.state.models = Models(errors=["not loaded yet"])
     app.state.active_streams = 0  # generation streams in flight (tests check it returns to 0)
     app.state.templates = Jinja2Templates(directory=str(settings.templates_dir))
+    app.state.admission = AdmissionState(max_in_flight=settings.max_concurrent_requests)
     install_error_handlers(app)
+    openapi.install(app)
+    # add_middleware puts each one outside the ones added before it
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(AdmissionControl, state=app.state.admission)
+    app.add_middleware(SecurityHeaders)
     # Mounted only when present: without the applets' files /static/... is a plain 404.
     if settings.static_dir.is_dir():
         app.mount("/static", StaticFiles(directory=str(settings.static_dir)), name="static")

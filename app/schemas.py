@@ -1,13 +1,17 @@
 """Request and response bodies (the API contract shared with the applets; keep names stable).
 
 Limits that depend on the loaded models (context lengths, vocabulary size) are checked in the
-routers against the cards; the static ones are here, so they show in the OpenAPI schema.
+routers against the cards (and written into the served schema by app/openapi.py); the static
+ones are here, so they show in the OpenAPI schema.
+
+Request bodies are strict: a field the endpoint does not know is a 422 naming that field
+(`extra="forbid"`), so a misspelt knob ("temprature") is reported instead of silently ignored.
 """
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 MAX_PROMPT_CHARS = 10_000
 MAX_TEXT_CHARS = 10_000  # hard cap before the model's own context check
@@ -23,6 +27,12 @@ TOP_K_DOC = ("Keep only the k most likely characters (applied first, ties broken
 TOP_P_DOC = ("Nucleus sampling, 0 < p <= 1, applied after top-k: keep the smallest set of most likely "
              "characters whose probability mass reaches p, then renormalise. 1.0 = off.")
 SEED_DOC = f"Seed of numpy's default_rng, 0 to {MAX_SEED}: the same seed and settings give the same text."
+
+
+class Strict(BaseModel):
+    """Base of every request body: unknown fields are rejected (422 naming the field)."""
+
+    model_config = ConfigDict(extra="forbid")
 
 
 class ErrorBody(BaseModel):
@@ -61,7 +71,7 @@ class ModelsResponse(BaseModel):
 
 # ---- mask fill ----
 
-class MaskFillRequest(BaseModel):
+class MaskFillRequest(Strict):
     text: str = Field(min_length=1, max_length=MAX_TEXT_CHARS, description=(
         "Text with one or more literal [MASK] markers, or plain text plus `positions`. After each "
         "[MASK] becomes one token it must fit the BERT context minus 2 ([CLS] and [SEP])."))
@@ -90,7 +100,7 @@ class MaskFillResponse(BaseModel):
     masks: list[MaskResult]
 
 
-class CorruptRequest(BaseModel):
+class CorruptRequest(Strict):
     text: str = Field(min_length=1, max_length=MAX_TEXT_CHARS, description="Plain text (at most the BERT context minus 2).")
     mask_rate: float = Field(0.15, gt=0, le=1, allow_inf_nan=False,
                              description="Probability that each ordinary character is selected (0 < x <= 1).")
@@ -118,7 +128,7 @@ class CorruptResponse(BaseModel):
 
 # ---- generation ----
 
-class SamplingParams(BaseModel):
+class SamplingParams(Strict):
     temperature: float = Field(1.0, ge=0, le=MAX_TEMPERATURE, allow_inf_nan=False, description=TEMPERATURE_DOC)
     top_k: int = Field(0, ge=0, description=TOP_K_DOC)
     top_p: float = Field(1.0, gt=0, le=1, allow_inf_nan=False, description=TOP_P_DOC)
@@ -175,7 +185,7 @@ class QuizItem(BaseModel):
     count: int = Field(description="Number of items in the bank.")
 
 
-class QuizAnswer(BaseModel):
+class QuizAnswer(Strict):
     guess: Literal["IsNext", "NotNext"]
 
 
@@ -190,7 +200,7 @@ class QuizResult(BaseModel):
     source_b: str
 
 
-class NSPRequest(BaseModel):
+class NSPRequest(Strict):
     a: str = Field(min_length=1, max_length=MAX_TEXT_CHARS, description="Sentence A.")
     b: str = Field(min_length=1, max_length=MAX_TEXT_CHARS, description=(
         "Sentence B. len(a) + len(b) + 3 must fit the BERT context ([CLS] a [SEP] b [SEP])."))

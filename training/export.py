@@ -3,13 +3,12 @@
 The ONNX files are the contract with app/ (which has no torch):
 
 gpt.onnx   inputs  input_ids  int64 (batch, seq)       new characters
-                   start      int64 scalar             absolute position of the first new one
-                   past_key   float (n_layer, batch, n_head, context, head_size)  cache
-                   past_value float (same)
+                   past_key   float (n_layer, batch, n_head, past, head_size)  keys of the `past`
+                   past_value float (same)                                   characters before
            outputs logits     float (batch, seq, vocab)  next-character logits at each new position
-                   present_key, present_value            updated caches (same shape as past)
-           A full forward is start=0 with zero caches; a sampling step is seq=1 at start=len(prefix).
-           The caller keeps start + seq <= context (onnxruntime does not check it).
+                   present_key, present_value  (n_layer, batch, n_head, past + seq, head_size)
+           A full forward is past=0 (empty caches); a sampling step is seq=1 with the previous
+           present_* as past_*. The caller keeps past + seq <= context (onnxruntime does not check).
 
 bert.onnx  inputs  input_ids, token_type_ids  int64 (batch, seq)
            outputs mlm_logits (batch, seq, vocab), nsp_logits (batch, 2) [IsNext, NotNext]
@@ -32,8 +31,8 @@ class GPTExport(nn.Module):
         super().__init__()
         self.gpt = gpt
 
-    def forward(self, input_ids, start, past_key, past_value):
-        return self.gpt.forward_with_cache(input_ids, start, past_key, past_value)
+    def forward(self, input_ids, past_key, past_value):
+        return self.gpt.forward_with_cache(input_ids, past_key, past_value)
 
 
 class BERTExport(nn.Module):
@@ -45,8 +44,8 @@ class BERTExport(nn.Module):
         return self.bert(input_ids, token_type_ids)
 
 
-def cache_shape(cfg, batch: int) -> tuple[int, ...]:
-    return (cfg.n_layer, batch, cfg.n_head, cfg.context, cfg.n_embd // cfg.n_head)
+def cache_shape(cfg, batch: int, past: int = 0) -> tuple[int, ...]:
+    return (cfg.n_layer, batch, cfg.n_head, past, cfg.n_embd // cfg.n_head)
 
 
 def _export(module, args, path: Path, input_names, output_names, dynamic_shapes) -> None:
@@ -60,11 +59,12 @@ def _export(module, args, path: Path, input_names, output_names, dynamic_shapes)
 def export_gpt(model, path: Path) -> None:
     cfg = model.cfg
     ids = torch.zeros((2, 5), dtype=torch.long)
-    past = torch.zeros(cache_shape(cfg, 2))
+    past = torch.zeros(cache_shape(cfg, 2, past=3))  # sizes > 1 so the exporter keeps them symbolic
     batch, seq = torch.export.Dim("batch", min=1, max=1024), torch.export.Dim("seq", min=1, max=cfg.context)
-    shapes = {"input_ids": {0: batch, 1: seq}, "start": None, "past_key": {1: batch}, "past_value": {1: batch}}
-    _export(GPTExport(model).eval(), (ids, torch.tensor(0), past, past.clone()), path,
-            ["input_ids", "start", "past_key", "past_value"], ["logits", "present_key", "present_value"], shapes)
+    past_len = torch.export.Dim("past", min=0, max=cfg.context - 1)
+    shapes = {"input_ids": {0: batch, 1: seq}, "past_key": {1: batch, 3: past_len}, "past_value": {1: batch, 3: past_len}}
+    _export(GPTExport(model).eval(), (ids, past, past.clone()), path,
+            ["input_ids", "past_key", "past_value"], ["logits", "present_key", "present_value"], shapes)
 
 
 def export_bert(model, path: Path) -> None:
@@ -93,9 +93,8 @@ def check_parity(family: str, model, path: Path, vocab_size: int, seed: int = 0)
         ids = torch.randint(5, vocab_size, (2, T), generator=gen)
         if family == "gpt":
             ref = model(ids)
-            zeros = np.zeros(cache_shape(cfg, 2), dtype=np.float32)
-            out = sess.run(["logits"], {"input_ids": ids.numpy(), "start": np.array(0, dtype=np.int64),
-                                        "past_key": zeros, "past_value": zeros})[0]
+            empty = np.zeros(cache_shape(cfg, 2), dtype=np.float32)
+            out = sess.run(["logits"], {"input_ids": ids.numpy(), "past_key": empty, "past_value": empty})[0]
             report[f"len_{T}"] = float(np.abs(out - ref.numpy()).max())
         else:
             seg = torch.zeros_like(ids)
@@ -110,10 +109,10 @@ def check_parity(family: str, model, path: Path, vocab_size: int, seed: int = 0)
         ref = model(ids).numpy()
         k = v = np.zeros(cache_shape(cfg, 1), dtype=np.float32)
         outs = []
-        logits, k, v = sess.run(None, {"input_ids": ids[:, :T // 2].numpy(), "start": np.array(0, dtype=np.int64), "past_key": k, "past_value": v})
+        logits, k, v = sess.run(None, {"input_ids": ids[:, :T // 2].numpy(), "past_key": k, "past_value": v})
         outs.append(logits)
         for t in range(T // 2, T):
-            logits, k, v = sess.run(None, {"input_ids": ids[:, t:t + 1].numpy(), "start": np.array(t, dtype=np.int64), "past_key": k, "past_value": v})
+            logits, k, v = sess.run(None, {"input_ids": ids[:, t:t + 1].numpy(), "past_key": k, "past_value": v})
             outs.append(logits)
         report["cached_decoding"] = float(np.abs(np.concatenate(outs, axis=1) - ref).max())
     report["max_abs_diff"] = max(report.values())

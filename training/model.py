@@ -48,9 +48,8 @@ class SelfAttention(nn.Module):
         k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, nh, T, hs)
         v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, nh, T, hs)
         if kv_cache is not None:
-            # Incremental decoding: write the new keys/values into the fixed-size cache and
-            # attend over the whole cache (attn_mask hides the slots not written yet).
-            k, v = kv_cache.write(k, v)  # (B, nh, context, hs)
+            # Incremental decoding: attend over the cached keys/values plus the new ones.
+            k, v = kv_cache.write(k, v)  # (B, nh, P + T, hs)
         # attn_mask: bool (.., T, Tk), True = may attend. is_causal: the same as a lower-triangular
         # mask, but lets the fused kernel skip the masked half.
         # Under bf16 autocast (training --precision bf16) the matmuls of the Linear layers run in
@@ -126,19 +125,16 @@ def init_weights(module: nn.Module, n_layer: int) -> None:
             nn.init.zeros_(p)
 
 
-class FixedKVCache:
-    """Per-layer key/value buffers of length `context`, written at absolute positions
-    [start, start + T). Shapes stay static, which keeps the exported ONNX graph simple."""
+class KVCache:
+    """One layer's keys/values so far: the new ones are appended (as Hugging Face's "with past"
+    exports do), so a sampling step attends over exactly the characters before it."""
 
-    def __init__(self, past_k, past_v, start):
-        self.past_k, self.past_v, self.start = past_k, past_v, start  # (B, nh, context, hs) x2, 0-d
+    def __init__(self, past_k, past_v):
+        self.past_k, self.past_v = past_k, past_v  # (B, nh, P, hs) each, P >= 0
 
     def write(self, k, v):
-        T = k.shape[2]
-        slots = self.start + torch.arange(T, device=k.device)  # (T,) absolute positions of the new rows
-        # Out-of-place copy with the new rows scattered in (one ScatterND in ONNX).
-        self.k = self.past_k.index_copy(2, slots, k)  # (B, nh, context, hs)
-        self.v = self.past_v.index_copy(2, slots, v)
+        self.k = torch.cat([self.past_k, k], dim=2)  # (B, nh, P + T, hs)
+        self.v = torch.cat([self.past_v, v], dim=2)
         return self.k, self.v
 
 
@@ -161,16 +157,17 @@ class GPT(nn.Module):
             return logits
         return logits, F.cross_entropy(logits.view(-1, logits.size(-1)), targets.reshape(-1), ignore_index=-100)
 
-    def forward_with_cache(self, idx, start, past_key, past_value):
-        """Process T new characters at absolute positions start..start+T-1 given cached keys and
-        values for positions < start. past_* are (n_layer, B, nh, context, hs); returns logits for
-        the new characters and the updated caches. The caller keeps start + T <= context."""
+    def forward_with_cache(self, idx, past_key, past_value):
+        """Process T new characters that follow P cached ones. past_* are (n_layer, B, nh, P, hs)
+        with P >= 0 (P = 0: a plain forward that also returns the cache); returns the logits for
+        the new characters and the caches grown to P + T. The caller keeps P + T <= context."""
         B, T = idx.shape
-        qpos = start + torch.arange(T, device=idx.device)  # (T,)
-        slots = torch.arange(self.cfg.context, device=idx.device)
-        # The same causal rule as forward(), in absolute positions: key slot j visible to query i iff j <= i.
-        attn_mask = slots[None, :] <= qpos[:, None]  # (T, context)
-        caches = [FixedKVCache(past_key[i], past_value[i], start) for i in range(self.cfg.n_layer)]
+        P = past_key.shape[3]
+        qpos = P + torch.arange(T, device=idx.device)  # absolute positions of the new characters
+        kpos = torch.arange(P + T, device=idx.device)
+        # The same causal rule as forward(), in absolute positions: key j visible to query i iff j <= i.
+        attn_mask = kpos[None, :] <= qpos[:, None]  # (T, P + T)
+        caches = [KVCache(past_key[i], past_value[i]) for i in range(self.cfg.n_layer)]
         h = self.transformer(idx, qpos, attn_mask=attn_mask, kv_caches=caches)
         logits = self.lm_head(h)
         return logits, torch.stack([c.k for c in caches]), torch.stack([c.v for c in caches])

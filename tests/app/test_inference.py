@@ -85,7 +85,9 @@ class FakeSession:
         ids = feeds["input_ids"]
         logits = np.zeros((1, ids.shape[1], self.vocab_size), dtype=np.float32)
         logits[..., :FIRST_CHAR] = 50.0
-        return [logits, feeds["past_key"], feeds["past_value"]]
+        past = feeds["past_key"]  # the cache grows by the new characters, as the real graph's does
+        grown = np.zeros((*past.shape[:3], past.shape[3] + ids.shape[1], past.shape[4]), dtype=np.float32)
+        return [logits, grown, grown]
 
 
 def test_special_tokens_are_never_sampled():
@@ -97,22 +99,22 @@ def test_special_tokens_are_never_sampled():
 
 
 class RecordingSession:
-    """Wraps the real session and records (start, seq length) of each call."""
+    """Wraps the real session and records (cached length, seq length) of each call."""
 
     def __init__(self, session):
         self.session, self.calls = session, []
 
     def run(self, names, feeds):
-        self.calls.append((int(feeds["start"]), feeds["input_ids"].shape[1]))
+        self.calls.append((feeds["past_key"].shape[3], feeds["input_ids"].shape[1]))
         return self.session.run(names, feeds)
 
 
 def full_forward(session, ids):
-    """Reference: one full forward (start 0, zero caches) straight through onnxruntime."""
-    shape = session.get_inputs()[2].shape
-    zeros = np.zeros([s if isinstance(s, int) else 1 for s in shape], dtype=np.float32)
-    return session.run(["logits"], {"input_ids": np.array([ids], dtype=np.int64), "start": np.array(0, dtype=np.int64),
-                                    "past_key": zeros, "past_value": zeros})[0][0]
+    """Reference: one full forward (no cached characters) straight through onnxruntime."""
+    shape = session.get_inputs()[1].shape  # (n_layer, batch, n_head, past, head_size)
+    empty = np.zeros([shape[0], 1, shape[2], 0, shape[4]], dtype=np.float32)
+    return session.run(["logits"], {"input_ids": np.array([ids], dtype=np.int64),
+                                    "past_key": empty, "past_value": empty})[0][0]
 
 
 @pytest.mark.parametrize("prompt_len", [10, 100])  # shorter and longer than the context (64)
@@ -121,8 +123,8 @@ def test_cached_generation_matches_full_forward_across_reprefill(models, tiny_mo
     ctx = gpt.context
     reference = ort.InferenceSession(str(tiny_models_dir / "gpt.onnx"), providers=["CPUExecutionProvider"])
     recorder = RecordingSession(gpt.session)
-    cached = GPT(recorder, gpt.vocab, {"context": ctx, "n_layer": gpt._zeros.shape[0], "n_head": gpt._zeros.shape[2],
-                                       "n_embd": gpt._zeros.shape[2] * gpt._zeros.shape[4]})
+    cached = GPT(recorder, gpt.vocab, {"context": ctx, "n_layer": gpt._empty.shape[0], "n_head": gpt._empty.shape[2],
+                                       "n_embd": gpt._empty.shape[2] * gpt._empty.shape[4]})
     prompt = list(np.random.default_rng(prompt_len).integers(FIRST_CHAR, gpt.vocab.size, prompt_len))
     steps = list(cached.generate(prompt, 2 * ctx, 1.0, 0, 1.0, seed=5))
     seq = prompt + [s.token for s in steps]

@@ -25,13 +25,14 @@ def test_cached_decoding_equals_full_forward():
     gpt = GPT(CFG).eval()
     x = torch.randint(5, 40, (2, 20))
     hs = CFG.n_embd // CFG.n_head
-    k = v = torch.zeros(CFG.n_layer, 2, CFG.n_head, CFG.context, hs)
+    k = v = torch.zeros(CFG.n_layer, 2, CFG.n_head, 0, hs)
     with torch.no_grad():
         full = gpt(x)
-        out, k, v = gpt.forward_with_cache(x[:, :12], torch.tensor(0), k, v)
+        out, k, v = gpt.forward_with_cache(x[:, :12], k, v)
         steps = [out]
         for t in range(12, 20):
-            out, k, v = gpt.forward_with_cache(x[:, t:t + 1], torch.tensor(t), k, v)
+            out, k, v = gpt.forward_with_cache(x[:, t:t + 1], k, v)
+            assert k.shape[3] == t + 1
             steps.append(out)
     assert torch.allclose(torch.cat(steps, 1), full, atol=1e-5)
 

@@ -1,0 +1,80 @@
+"""The OpenAPI schema with the limits of the models actually loaded.
+
+The request models (app/schemas.py) carry the static limits. The ones that depend on the loaded
+models (vocabulary size, BERT context, size of the quiz bank) are checked by the routers; here
+they are written into the served schema as well, so that clients, and the schema fuzzer in
+tests/app/test_fuzz_schema.py, see the same bounds the server enforces. The schema is built on
+first request after the models are loaded (before that it is served without these bounds and
+not cached).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+
+from .inference import Models
+from .schemas import MAX_MASKS, MAX_TEXT_CHARS
+
+MASK_MARKER_EXTRA = len("[MASK]") - 1  # a marker is 6 characters of text but one token
+
+
+def body_limits(models: Models) -> dict[str, dict[str, dict[str, int]]]:
+    """{component schema: {property: {JSON-schema keyword: value}}}."""
+    limits: dict[str, dict[str, dict[str, int]]] = {}
+    if models.vocab is not None:
+        top_k = {"maximum": models.vocab.size}
+        for name in ("NextTokenRequest", "GenerateRequest", "MaskFillRequest"):
+            limits.setdefault(name, {})["top_k"] = top_k
+    if models.bert is not None:
+        room = models.bert.context - 2  # [CLS] text [SEP]
+        limits.setdefault("MaskFillRequest", {})["text"] = {
+            "maxLength": min(MAX_TEXT_CHARS, room + MASK_MARKER_EXTRA * MAX_MASKS)}
+        limits["MaskFillRequest"]["positions"] = {"minItems": 1}
+        limits["CorruptRequest"] = {"text": {"maxLength": min(MAX_TEXT_CHARS, room)}}
+        pair = models.bert.context - 4  # [CLS] a [SEP] b [SEP], the other sentence >= 1 character
+        limits["NSPRequest"] = {"a": {"maxLength": pair}, "b": {"maxLength": pair}}
+    return limits
+
+
+def _patch_property(schema: dict[str, Any], keywords: dict[str, int]) -> None:
+    # Optional fields are anyOf [{type...}, {type: null}]: constrain the non-null branch.
+    targets = [s for s in schema.get("anyOf", []) if s.get("type") not in (None, "null")] or [schema]
+    for target in targets:
+        target.update(keywords)
+
+
+def patch_schema(spec: dict[str, Any], models: Models) -> dict[str, Any]:
+    components = spec.get("components", {}).get("schemas", {})
+    limits = body_limits(models)
+    for name, props in limits.items():
+        schema_props = components.get(name, {}).get("properties", {})
+        for prop, keywords in props.items():
+            if prop in schema_props:
+                _patch_property(schema_props[prop], keywords)
+    # Query parameters are inlined per operation.
+    query_limits = dict(limits.get("GenerateRequest", {}))
+    stream = spec.get("paths", {}).get("/api/generate/stream", {}).get("get", {})
+    for param in stream.get("parameters", []):
+        if param["name"] in query_limits:
+            _patch_property(param["schema"], query_limits[param["name"]])
+    quiz = spec.get("paths", {}).get("/api/nsp/quiz", {}).get("get", {})
+    for param in quiz.get("parameters", []):
+        if param["name"] == "index" and models.quiz:
+            _patch_property(param["schema"], {"minimum": 0, "maximum": len(models.quiz) - 1})
+    return spec
+
+
+def install(app: FastAPI) -> None:
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema:
+            return app.openapi_schema
+        spec = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+        models: Models = app.state.models
+        if models.vocab is None and models.errors == ["not loaded yet"]:
+            return spec  # lifespan not run (yet): do not cache a schema without the model limits
+        app.openapi_schema = patch_schema(spec, models)
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]

@@ -1,0 +1,56 @@
+"""Security headers on every response, as a pure ASGI middleware.
+
+- Content-Security-Policy (strict, no inline script or style, nothing from other hosts) on every
+  response: the pages need nothing else, and on JSON it costs nothing.
+- X-Content-Type-Options: nosniff, so no response is ever sniffed into HTML or script.
+- Referrer-Policy: no-referrer (shared lesson links can carry the students' text in the query).
+- Cross-Origin-Resource-Policy / Cross-Origin-Opener-Policy: same-origin.
+
+No CORS headers are sent: the applets are served from the same origin as the API, so other sites'
+scripts must not read the API's answers.
+"""
+from __future__ import annotations
+
+from starlette.datastructures import MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+CSP = "; ".join([
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data:",
+    "font-src 'self'",
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "frame-ancestors 'self'",
+    "form-action 'self'",
+])
+
+HEADERS = {
+    "content-security-policy": CSP,
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "cross-origin-resource-policy": "same-origin",
+    "cross-origin-opener-policy": "same-origin",
+}
+
+
+class SecurityHeaders:
+    def __init__(self, app: ASGIApp, headers: dict[str, str] | None = None):
+        self.app = app
+        self.headers = dict(HEADERS if headers is None else headers)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                for name, value in self.headers.items():
+                    headers[name] = value  # ours win over anything set further in
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
