@@ -112,7 +112,10 @@ def sampling_distribution(logits: np.ndarray, temperature: float, top_k: int, to
         tempered = np.zeros(n)
         tempered[int(np.argmax(logits))] = 1.0
     else:
-        tempered = softmax(logits / temperature)
+        # Shift first: logits / 1e-300 would overflow to inf and softmax to NaN. Shifted, the
+        # argmax is 0 / t = 0 and the rest tend to -inf: a tiny temperature tends to greedy.
+        with np.errstate(over="ignore"):
+            tempered = softmax((logits - logits.max()) / temperature)
     order = np.argsort(-tempered, kind="stable")  # most likely first
     keep_n = n if top_k <= 0 or top_k >= n else top_k
     if top_p < 1.0:

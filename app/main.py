@@ -22,9 +22,9 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from jinja2 import TemplateNotFound
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
-from . import __version__
-from . import openapi
+from . import __version__, openapi
 from .admission import AdmissionControl, AdmissionState
 from .config import Settings
 from .inference import BadInput, Models
@@ -66,6 +66,7 @@ _MESSAGES = {
     "literal_error": "{p} must be one of {expected}",
     "extra_forbidden": "{p} is not a parameter of this endpoint",
     "too_short": "{p} must hold at least {min_length} items",
+    "string_unicode": "{p} must be valid Unicode text (it holds a lone surrogate)",
 }
 
 
@@ -99,6 +100,16 @@ def validation_error_body(exc: RequestValidationError) -> tuple[int, str, str | 
     return 422, f"{param}: {err.get('msg', 'invalid value')}", param
 
 
+HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """The methods some route answers on this path (Starlette's 405 names only the first route's)."""
+    routes = request.app.router.routes
+    return [m for m in HTTP_METHODS
+            if any(route.matches({**request.scope, "method": m})[0] == Match.FULL for route in routes)]
+
+
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def on_validation(request: Request, exc: RequestValidationError):
@@ -112,7 +123,9 @@ def install_error_handlers(app: FastAPI) -> None:
     async def on_http(request: Request, exc: StarletteHTTPException):
         detail = exc.detail if isinstance(exc.detail, str) else "request failed"
         response = error(exc.status_code, detail, None)
-        response.headers.update(exc.headers or {})  # e.g. Allow on a 405
+        response.headers.update(exc.headers or {})
+        if exc.status_code == 405:  # Allow: every method of every route on this path (GET and POST stream)
+            response.headers["Allow"] = ", ".join(allowed_methods(request))
         return response
 
     @app.exception_handler(TemplateNotFound)
@@ -140,8 +153,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         for problem in models.errors or []:
             log.warning("models folder %s: %s", settings.models_dir, problem)
         app.state.models = models
+        limiter = to_thread.current_default_thread_limiter()
         if settings.thread_pool:
-            to_thread.current_default_thread_limiter().total_tokens = settings.thread_pool
+            limiter.total_tokens = settings.thread_pool
+        elif settings.max_concurrent_requests:
+            # Each admitted model request may hold a pool thread; keep threads over for static
+            # files (read in the pool) and stream batches, whatever the cap.
+            limiter.total_tokens = max(limiter.total_tokens, settings.max_concurrent_requests + 8)
         yield
 
     app = FastAPI(title="Pretraining Playground", version=__version__, description=DESCRIPTION, lifespan=lifespan,

@@ -5,13 +5,15 @@ routers against the cards (and written into the served schema by app/openapi.py)
 ones are here, so they show in the OpenAPI schema.
 
 Request bodies are strict: a field the endpoint does not know is a 422 naming that field
-(`extra="forbid"`), so a misspelt knob ("temprature") is reported instead of silently ignored.
+(`extra="forbid"`), so a misspelt knob ("temprature") is reported instead of silently ignored;
+and values are not coerced (`strict=True`): `true` or "5" is no integer, `false` no position.
+Query parameters arrive as text, so GenerateQuery (GET /api/generate/stream) parses numbers.
 """
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 MAX_PROMPT_CHARS = 10_000
 MAX_TEXT_CHARS = 10_000  # hard cap before the model's own context check
@@ -29,10 +31,31 @@ TOP_P_DOC = ("Nucleus sampling, 0 < p <= 1, applied after top-k: keep the smalle
 SEED_DOC = f"Seed of numpy's default_rng, 0 to {MAX_SEED}: the same seed and settings give the same text."
 
 
-class Strict(BaseModel):
-    """Base of every request body: unknown fields are rejected (422 naming the field)."""
+def _integral(value: Any) -> Any:
+    return int(value) if isinstance(value, float) and value.is_integer() else value
 
-    model_config = ConfigDict(extra="forbid")
+
+class Strict(BaseModel):
+    """Base of every request body: unknown fields and wrong JSON types are rejected (422 naming the field)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _integral_numbers_are_integers(cls, data: Any) -> Any:
+        """JSON has one number type: 3.0 is the integer 3 (as in JSON Schema); 3.5 is not one."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        for name, field in cls.model_fields.items():
+            if name not in data:
+                continue
+            value = data[name]
+            if field.annotation is int:
+                data[name] = _integral(value)
+            elif field.annotation == (list[int] | None) and isinstance(value, list):
+                data[name] = [_integral(v) for v in value]
+        return data
 
 
 class ErrorBody(BaseModel):
@@ -162,6 +185,12 @@ class GenerateRequest(NextTokenRequest):
     seed: int = Field(0, ge=0, le=MAX_SEED, description=SEED_DOC)
 
 
+class GenerateQuery(GenerateRequest):
+    """GenerateRequest as query parameters: numbers arrive as text and are parsed."""
+
+    model_config = ConfigDict(strict=False)
+
+
 class GenerateStep(BaseModel):
     char: str
     prob: float = Field(description="Its probability in the final distribution.")
@@ -183,6 +212,13 @@ class QuizItem(BaseModel):
     a: str
     b: str
     count: int = Field(description="Number of items in the bank.")
+
+
+class QuizQuery(Strict):
+    """Query of GET /api/nsp/quiz (text, so numbers are parsed)."""
+
+    model_config = ConfigDict(strict=False)
+    index: int | None = Field(None, ge=0, description="Item to show (0-based, below the bank size); a random one when left out.")
 
 
 class QuizAnswer(Strict):

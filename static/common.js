@@ -116,13 +116,20 @@ const PP = (function () {
     let url = path;
     if (opts.params) url += "?" + new URLSearchParams(opts.params).toString();
     let response;
-    try {
-      response = await fetch(url, init);
-    } catch (err) {
-      if (err.name === "AbortError") throw err;
-      const e = new ApiError("the server could not be reached (" + err.message + ")", 0);
-      if (!opts.quiet) showError(e.message);
-      throw e;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        response = await fetch(url, init);
+      } catch (err) {
+        if (err.name === "AbortError") throw err;
+        const e = new ApiError("the server could not be reached (" + err.message + ")", 0);
+        if (!opts.quiet) showError(e.message);
+        throw e;
+      }
+      // 503 + Retry-After: the server is busy with the whole class; wait as asked (with jitter,
+      // so a class does not come back on the same tick) and try again, twice at most.
+      const retryAfter = Number(response.headers.get("Retry-After"));
+      if (response.status !== 503 || !(retryAfter > 0) || attempt >= 2) break;
+      await new Promise((resolve) => setTimeout(resolve, retryAfter * 1000 * (0.5 + Math.random())));
     }
     let data = null;
     try {

@@ -14,7 +14,7 @@ from starlette.concurrency import run_in_threadpool
 
 from .. import deps
 from ..inference import FIRST_CHAR, GPT, Step, Vocab, sampling_distribution
-from ..schemas import GenerateRequest, GenerateResponse, NextTokenRequest, NextTokenResponse
+from ..schemas import GenerateQuery, GenerateRequest, GenerateResponse, NextTokenRequest, NextTokenResponse
 
 router = APIRouter(tags=["generation"])
 log = logging.getLogger("app")
@@ -126,7 +126,7 @@ SSE_RESPONSE = {200: {"content": {"text/event-stream": {}}, "description": "Serv
 
 @router.get("/api/generate/stream", response_class=StreamingResponse, description=STREAM_DOC,
             responses={**SSE_RESPONSE, **deps.errors(422, 503)})
-async def generate_stream_get(request: Request, params: Annotated[GenerateRequest, Query()],
+async def generate_stream_get(request: Request, params: Annotated[GenerateQuery, Query()],
                               model: GPT = Depends(deps.gpt)):
     return stream(request, params, model)
 

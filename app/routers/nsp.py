@@ -3,13 +3,14 @@ worker answers any id) and free-form pairs."""
 from __future__ import annotations
 
 import random
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse
 
 from .. import deps
 from ..inference import BERT, BadInput, Models
-from ..schemas import NSPRequest, NSPResponse, QuizAnswer, QuizItem, QuizResult
+from ..schemas import NSPRequest, NSPResponse, QuizAnswer, QuizItem, QuizQuery, QuizResult
 
 router = APIRouter(tags=["nsp"])
 
@@ -37,10 +38,10 @@ def pair_ids(model: BERT, a: str, b: str) -> tuple[list[int], list[int], list[di
 
 
 @router.get("/api/nsp/quiz", response_model=QuizItem, responses=deps.errors(422, 503))
-async def quiz_item(index: int | None = Query(None, description="Item to show (0-based); a random one when left out."),
-              models: Models = Depends(deps.models)):
+async def quiz_item(params: Annotated[QuizQuery, Query()], models: Models = Depends(deps.models)):
     """One quiz item: does sentence B follow sentence A in the play?"""
     bank = quiz_bank(models)
+    index = params.index
     if index is None:
         index = random.randrange(len(bank))
     elif not 0 <= index < len(bank):
