@@ -25,7 +25,7 @@ OPTIONS = {
     "--parallel-runs": ("parallel_runs", int, "model runs at once (default 0 = one per core)"),
     "--max-body-bytes": ("max_body_bytes", int, "largest accepted request body (default 65536)"),
     "--max-concurrent-requests": ("max_concurrent_requests", int,
-                                  "model requests in flight before answering 503 (default 32; 0 = no cap)"),
+                                  "model requests in flight before answering 503 (default 64; 0 = no cap)"),
     "--log-level": ("log_level", str, "uvicorn log level (default info)"),
 }
 

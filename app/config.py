@@ -36,7 +36,7 @@ class Settings(BaseSettings):
     # Inference requests (POST /api/*, GET /api/generate/stream; an open stream counts) in flight
     # at once per process; the next one is answered 503 + Retry-After at once instead of queueing
     # without bound (app/admission.py). 0 = no cap. Never per IP: a class shares one NAT address.
-    max_concurrent_requests: int = Field(32, ge=0, le=100_000)
+    max_concurrent_requests: int = Field(64, ge=0, le=100_000)
     # Server-sent events: one event per ~flush_ms or per flush_chars characters, whichever
     # comes first, so HTTP framing does not cap generation speed.
     stream_flush_ms: float = Field(10.0, gt=0)

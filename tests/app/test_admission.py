@@ -177,6 +177,6 @@ def test_only_model_requests_count():
 def test_zero_means_no_cap_and_the_setting_reaches_the_app(tiny_models_dir, monkeypatch):
     assert not AdmissionState(max_in_flight=0, in_flight=10_000).full()
     assert AdmissionState(max_in_flight=2, in_flight=2).full()
-    assert Settings().max_concurrent_requests == 32
+    assert Settings().max_concurrent_requests == 64
     monkeypatch.setenv("PLAYGROUND_MAX_CONCURRENT_REQUESTS", "5")
     assert create_app(Settings(models_dir=tiny_models_dir)).state.admission.max_in_flight == 5
