@@ -124,8 +124,8 @@ def package(gpt_ckpt: str, bert_ckpt: str, out_dir: str | Path = "models", eval_
     out_dir.mkdir(parents=True, exist_ok=True)
     import torch
 
-    vocabs = [torch.load(c, weights_only=False)["vocab"]["chars"] for c in (gpt_ckpt, bert_ckpt)]
-    if vocabs[0] != vocabs[1]:
+    gpt_state, bert_state = (torch.load(c, weights_only=False) for c in (gpt_ckpt, bert_ckpt))
+    if gpt_state["vocab"]["chars"] != bert_state["vocab"]["chars"]:
         raise ValueError("GPT and BERT were trained with different vocabularies; train both on the same corpus")
     summary = {}
     for ckpt in (gpt_ckpt, bert_ckpt):
@@ -135,8 +135,7 @@ def package(gpt_ckpt: str, bert_ckpt: str, out_dir: str | Path = "models", eval_
         card = model_card(ckpt, report, evaluation)
         (out_dir / f"{card['name']}.card.json").write_text(json.dumps(card, indent=1) + "\n")
         summary[card["name"]] = {"parity": report["parity"], "evaluation": evaluation}
-    bert_context = torch.load(bert_ckpt, weights_only=False)["model_config"]["context"]
-    corpus = torch.load(bert_ckpt, weights_only=False)["train_config"]["corpus"]
-    quiz = {"source": "held-out plays (validation + test split)", "items": build_quiz(corpus, bert_context, quiz_items)}
+    items = build_quiz(bert_state["train_config"]["corpus"], bert_state["model_config"]["context"], quiz_items)
+    quiz = {"source": "held-out plays (validation + test split)", "items": items}
     (out_dir / "nsp_quiz.json").write_text(json.dumps(quiz, indent=1, ensure_ascii=False) + "\n")
     return summary

@@ -76,13 +76,12 @@ class Trainer:
         return torch.optim.AdamW(groups, lr=self.cfg.lr, betas=(0.9, 0.99), fused=True)
 
     def _make_batches(self, split: str, seed: int):
-        ids = encode_documents(self.tok, self.splits[split])
+        docs = self.splits[split]
         if self.cfg.family == "gpt":
-            return CLMBatches(ids, self.cfg.context, seed)
-        docs = self.splits[split] if len(self.splits[split]) >= 2 else self.splits["train"]
-        if len(self.splits[split]) < 2:
-            ids = encode_documents(self.tok, docs)
-        return NSPPairs(ids, self.tok.stoi.get("\n"), self.cfg.context, seed)
+            return CLMBatches(encode_documents(self.tok, docs), self.cfg.context, seed)
+        if len(docs) < 2:  # NSP negatives need another document
+            docs = self.splits["train"]
+        return NSPPairs(encode_documents(self.tok, docs), self.tok.stoi.get("\n"), self.cfg.context, seed)
 
     def batch_loss(self, batch_source, gen):
         """Sample a batch and return (loss, parts) for either family."""
@@ -220,7 +219,6 @@ class Trainer:
 
 def load_checkpoint(path: str | Path):
     """(family, model in eval mode, tokenizer, checkpoint dict) from a checkpoint file."""
-    from .model import TransformerConfig, build_model
     state = torch.load(path, weights_only=False)
     family = state["train_config"]["family"]
     model = build_model(family, TransformerConfig(**state["model_config"]))
