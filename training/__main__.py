@@ -22,6 +22,7 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
         p.add_argument("--" + name.replace("_", "-"), type=float, default=getattr(d, name))
     p.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
                    help="bf16 = mixed precision matmuls (faster on CPUs with AVX512-BF16 or AMX)")
+    p.add_argument("--compile", action="store_true", help="torch.compile the model (needs a C++ compiler; pays off on long runs)")
     p.add_argument("--no-nsp", action="store_true", help="BERT: MLM only (as RoBERTa)")
     p.add_argument("--resume", default=None, help="checkpoint to continue from (its settings win, but --steps/--minutes extend)")
 

@@ -1,3 +1,4 @@
+import pytest
 import torch
 
 from training.model import BERT, GPT, TransformerConfig
@@ -63,3 +64,28 @@ def test_mlm_loss_ignores_unselected_positions():
     assert torch.allclose(mlm, expected, atol=1e-6)
     assert torch.allclose(total, mlm + nsp_loss)
     assert bert.loss(x, seg, labels, nsp, use_nsp=False)[2].item() == 0.0
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_bf16_attention_path_matches_the_fused_kernel(causal):
+    # The written-out attention used under bf16 autocast must be the same maths as SDPA.
+    from training.model import attention_low_precision
+    gen = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, 3, 9, 8, generator=gen) for _ in range(3))
+    mask = None if causal else torch.tensor([[True] * 6 + [False] * 3, [True] * 9])[:, None, None, :]
+    ref = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal)
+    got = attention_low_precision(q, k, v, mask, causal)
+    assert torch.allclose(got, ref, atol=1e-5)
+
+
+def test_bf16_training_step_runs_and_gpt_stays_causal():
+    cfg = TransformerConfig(vocab_size=20, context=16, n_layer=1, n_head=2, n_embd=16, n_ff=32)
+    gpt = GPT(cfg)
+    ids = torch.randint(5, 20, (2, 12))
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        a = gpt(ids).float()
+        changed = ids.clone()
+        changed[:, 8] = (changed[:, 8] - 5 + 1) % 15 + 5
+        b = gpt(changed).float()
+    assert torch.allclose(a[:, :8], b[:, :8], atol=1e-6)  # the future does not leak in the bf16 path either
+    assert not torch.equal(a[:, 8:], b[:, 8:])

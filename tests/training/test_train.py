@@ -23,6 +23,16 @@ def test_short_run_lowers_validation_loss(tiny_corpus, tmp_path, family):
     assert (tmp_path / "ckpt.pt").exists()
 
 
+def test_bf16_compiled_bert_run_lowers_validation_loss(tiny_corpus, tmp_path):
+    # The benchmark's fastest setting must train as well, not only run fast (BERT: the compiled
+    # function is the model's loss method, with the padding mask and both heads).
+    trainer = Trainer(small_config(tiny_corpus, tmp_path, "bert", steps=60, eval_interval=30,
+                                   precision="bf16", compile=True))
+    before = trainer.evaluate()["loss"]
+    trainer.fit(log=io.StringIO())
+    assert trainer.history[-1]["val_loss"] < before - 0.3
+
+
 def test_same_seed_same_model(tiny_corpus, tmp_path):
     a = Trainer(small_config(tiny_corpus, tmp_path / "a", steps=8))
     a.fit(log=io.StringIO())
