@@ -111,13 +111,17 @@ def sampling_distribution(logits: np.ndarray, temperature: float, top_k: int, to
     if greedy:
         tempered = np.zeros(n)
         tempered[int(np.argmax(logits))] = 1.0
+    elif temperature == 1.0:
+        tempered = raw
     else:
         # Shift first: logits / 1e-300 would overflow to inf and softmax to NaN. Shifted, the
         # argmax is 0 / t = 0 and the rest tend to -inf: a tiny temperature tends to greedy.
         with np.errstate(over="ignore"):
             tempered = softmax((logits - logits.max()) / temperature)
-    order = np.argsort(-tempered, kind="stable")  # most likely first
     keep_n = n if top_k <= 0 or top_k >= n else top_k
+    if keep_n == n and top_p >= 1.0 and not greedy:  # no truncation: nothing to sort (the common case)
+        return Distribution(raw=raw, tempered=tempered, final=tempered, kept=np.ones(n, dtype=bool), greedy=False)
+    order = np.argsort(-tempered, kind="stable")  # most likely first
     if top_p < 1.0:
         mass = np.cumsum(tempered[order[:keep_n]])
         # smallest prefix reaching p of the top-k renormalised mass; tolerance for float rounding
@@ -203,28 +207,37 @@ class Step:
     window_start: int
 
 
+def cache_input_names(n_layer: int) -> list[str]:
+    """gpt.onnx's cache inputs, in the order its present_* outputs come back (see training/export.py)."""
+    return [f"past_{kind}_{i}" for i in range(n_layer) for kind in ("key", "value")]
+
+
 class GPT:
     def __init__(self, session: ort.InferenceSession, vocab: Vocab, config: dict, gate=None):
-        self.session, self.vocab = session, vocab
+        self.session, self.vocab, self.config = session, vocab, config
         self.gate = gate or nullcontext()
         self.context = int(config["context"])
         n_layer, n_head, n_embd = int(config["n_layer"]), int(config["n_head"]), int(config["n_embd"])
+        self.cache_names = cache_input_names(n_layer)
         # One read-only empty cache (zero cached characters) serves every prefill.
-        self._empty = np.zeros((n_layer, 1, n_head, 0, n_embd // n_head), dtype=np.float32)
+        empty = np.zeros((1, n_head, 0, n_embd // n_head), dtype=np.float32)
+        self._empty = [empty] * len(self.cache_names)
 
-    def forward(self, ids: list[int] | np.ndarray, start: int, past_k=None, past_v=None):
-        """Logits (seq, vocab) for `ids` at absolute positions start.. and the grown caches.
-        `start` is the number of cached characters (0 with no caches)."""
+    def forward(self, ids: list[int] | np.ndarray, start: int, cache: list[np.ndarray] | None = None):
+        """Logits (seq, vocab) for `ids` at absolute positions start.., and the grown cache: a
+        list with the keys and values of each layer, (1, n_head, start + seq, head_size) each.
+        `start` is the number of cached characters (0 with no cache)."""
         ids = np.asarray(ids, dtype=np.int64).reshape(1, -1)
         if start + ids.shape[1] > self.context:  # the graph does not check this itself
             raise ValueError("GPT input past the context")
-        past_k = self._empty if past_k is None else past_k
-        if past_k.shape[3] != start:
+        cache = self._empty if cache is None else cache
+        if cache[0].shape[2] != start:
             raise ValueError("cache length and start disagree")
-        feeds = {"input_ids": ids, "past_key": past_k, "past_value": self._empty if past_v is None else past_v}
+        feeds = dict(zip(self.cache_names, cache))
+        feeds["input_ids"] = ids
         with self.gate:
-            logits, k, v = self.session.run(None, feeds)
-        return logits[0], k, v
+            logits, *cache = self.session.run(None, feeds)
+        return logits[0], cache
 
     def next_logits(self, ids: list[int]) -> tuple[np.ndarray, int]:
         """Logits for the character after `ids`, from the last `context` of them; and how many."""
@@ -241,7 +254,7 @@ class GPT:
         rng = np.random.default_rng(seed)
         seq = list(ids[-self.context:])
         offset = len(ids) - len(seq)  # window start, as an index into prompt + generated
-        logits, k, v = self.forward(seq, 0)
+        logits, cache = self.forward(seq, 0)
         logits = logits[-1]
         for i in range(max_new):
             dist = sampling_distribution(logits[FIRST_CHAR:], temperature, top_k, top_p)
@@ -254,9 +267,9 @@ class GPT:
                 keep = self.context // 2
                 offset += len(seq) - keep
                 seq = seq[-keep:]
-                logits, k, v = self.forward(seq, 0)
+                logits, cache = self.forward(seq, 0)
             else:
-                logits, k, v = self.forward(seq[-1:], len(seq) - 1, k, v)
+                logits, cache = self.forward(seq[-1:], len(seq) - 1, cache)
             logits = logits[-1]
 
 
@@ -364,6 +377,11 @@ class Models:
                     if int(card["config"]["vocab_size"]) != models.vocab.size:
                         raise ValueError("card and vocab.json disagree on the vocabulary size")
                     session = make_session(folder / f"{name}.onnx", threads)
+                    expected = {"input_ids", "token_type_ids"} if name == "bert" else \
+                        {"input_ids", *cache_input_names(int(card["config"]["n_layer"]))}
+                    if {i.name for i in session.get_inputs()} != expected:
+                        raise ValueError(f"{name}.onnx inputs are not {sorted(expected)}: re-export it "
+                                         "with this version's `python -m training export`")
                     setattr(models, name, klass(session, models.vocab, card["config"], gate))
             except Exception as e:  # noqa: BLE001 - any broken file leaves that model unloaded
                 errors.append(f"{name}: {e}")

@@ -2,11 +2,11 @@
 
 The ONNX files are the contract with app/ (which has no torch):
 
-gpt.onnx   inputs  input_ids  int64 (batch, seq)       new characters
-                   past_key   float (n_layer, batch, n_head, past, head_size)  keys of the `past`
-                   past_value float (same)                                   characters before
-           outputs logits     float (batch, seq, vocab)  next-character logits at each new position
-                   present_key, present_value  (n_layer, batch, n_head, past + seq, head_size)
+gpt.onnx   inputs  input_ids     int64 (batch, seq)   new characters
+                   past_key_<i>  float (batch, n_head, past, head_size), i = 0 .. n_layer-1: layer i's
+                   past_value_<i>   keys and values of the `past` characters before
+           outputs logits           float (batch, seq, vocab)  next-character logits at each new position
+                   present_key_<i>, present_value_<i>  (batch, n_head, past + seq, head_size)
            A full forward is past=0 (empty caches); a sampling step is seq=1 with the previous
            present_* as past_*. The caller keeps past + seq <= context (onnxruntime does not check).
 
@@ -31,8 +31,10 @@ class GPTExport(nn.Module):
         super().__init__()
         self.gpt = gpt
 
-    def forward(self, input_ids, past_key, past_value):
-        return self.gpt.forward_with_cache(input_ids, past_key, past_value)
+    def forward(self, input_ids, *past):
+        # Flat (key_0, value_0, key_1, ...) in and out: one named graph input/output per tensor.
+        logits, present = self.gpt.forward_with_cache(input_ids, list(zip(past[0::2], past[1::2])))
+        return (logits, *[t for kv in present for t in kv])
 
 
 class BERTExport(nn.Module):
@@ -45,7 +47,16 @@ class BERTExport(nn.Module):
 
 
 def cache_shape(cfg, batch: int, past: int = 0) -> tuple[int, ...]:
-    return (cfg.n_layer, batch, cfg.n_head, past, cfg.n_embd // cfg.n_head)
+    """One layer's keys (or values)."""
+    return (batch, cfg.n_head, past, cfg.n_embd // cfg.n_head)
+
+
+def cache_names(n_layer: int, prefix: str = "past") -> list[str]:
+    return [f"{prefix}_{kind}_{i}" for i in range(n_layer) for kind in ("key", "value")]
+
+
+def empty_cache(cfg, batch: int) -> dict:
+    return {name: np.zeros(cache_shape(cfg, batch), dtype=np.float32) for name in cache_names(cfg.n_layer)}
 
 
 def _export(module, args, path: Path, input_names, output_names, dynamic_shapes) -> None:
@@ -59,12 +70,13 @@ def _export(module, args, path: Path, input_names, output_names, dynamic_shapes)
 def export_gpt(model, path: Path) -> None:
     cfg = model.cfg
     ids = torch.zeros((2, 5), dtype=torch.long)
-    past = torch.zeros(cache_shape(cfg, 2, past=3))  # sizes > 1 so the exporter keeps them symbolic
+    names = cache_names(cfg.n_layer)
+    past = [torch.zeros(cache_shape(cfg, 2, past=3)) for _ in names]  # sizes > 1 so the exporter keeps them symbolic
     batch, seq = torch.export.Dim("batch", min=1, max=1024), torch.export.Dim("seq", min=1, max=cfg.context)
     past_len = torch.export.Dim("past", min=0, max=cfg.context - 1)
-    shapes = {"input_ids": {0: batch, 1: seq}, "past_key": {1: batch, 3: past_len}, "past_value": {1: batch, 3: past_len}}
-    _export(GPTExport(model).eval(), (ids, past, past.clone()), path,
-            ["input_ids", "past_key", "past_value"], ["logits", "present_key", "present_value"], shapes)
+    shapes = {"input_ids": {0: batch, 1: seq}, "past": tuple({0: batch, 2: past_len} for _ in names)}
+    _export(GPTExport(model).eval(), (ids, *past), path,
+            ["input_ids", *names], ["logits", *cache_names(cfg.n_layer, "present")], shapes)
 
 
 def export_bert(model, path: Path) -> None:
@@ -93,8 +105,7 @@ def check_parity(family: str, model, path: Path, vocab_size: int, seed: int = 0)
         ids = torch.randint(5, vocab_size, (2, T), generator=gen)
         if family == "gpt":
             ref = model(ids)
-            empty = np.zeros(cache_shape(cfg, 2), dtype=np.float32)
-            out = sess.run(["logits"], {"input_ids": ids.numpy(), "past_key": empty, "past_value": empty})[0]
+            out = sess.run(["logits"], {"input_ids": ids.numpy(), **empty_cache(cfg, 2)})[0]
             report[f"len_{T}"] = float(np.abs(out - ref.numpy()).max())
         else:
             seg = torch.zeros_like(ids)
@@ -107,12 +118,11 @@ def check_parity(family: str, model, path: Path, vocab_size: int, seed: int = 0)
         T = min(cfg.context, 40)
         ids = torch.randint(5, vocab_size, (1, T), generator=gen)
         ref = model(ids).numpy()
-        k = v = np.zeros(cache_shape(cfg, 1), dtype=np.float32)
-        outs = []
-        logits, k, v = sess.run(None, {"input_ids": ids[:, :T // 2].numpy(), "past_key": k, "past_value": v})
-        outs.append(logits)
+        names = cache_names(cfg.n_layer)
+        logits, *cache = sess.run(None, {"input_ids": ids[:, :T // 2].numpy(), **empty_cache(cfg, 1)})
+        outs = [logits]
         for t in range(T // 2, T):
-            logits, k, v = sess.run(None, {"input_ids": ids[:, t:t + 1].numpy(), "past_key": k, "past_value": v})
+            logits, *cache = sess.run(None, {"input_ids": ids[:, t:t + 1].numpy(), **dict(zip(names, cache))})
             outs.append(logits)
         report["cached_decoding"] = float(np.abs(np.concatenate(outs, axis=1) - ref).max())
     report["max_abs_diff"] = max(report.values())

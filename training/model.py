@@ -50,10 +50,10 @@ class SelfAttention(nn.Module):
         if kv_cache is not None:
             # Incremental decoding: attend over the cached keys/values plus the new ones.
             k, v = kv_cache.write(k, v)  # (B, nh, P + T, hs)
-        # attn_mask: bool (.., T, Tk), True = may attend. is_causal: the same as a lower-triangular
-        # mask, but lets the fused kernel skip the masked half.
-        if torch.is_autocast_enabled("cpu"):
-            y = attention_low_precision(q, k, v, attn_mask, is_causal, self.dropout if self.training else 0.0)
+        # attn_mask: bool (.., T, Tk), True = may attend, or float (added to the scores).
+        # is_causal: the same as a lower-triangular mask, but lets the fused kernel skip the masked half.
+        if kv_cache is not None or torch.is_autocast_enabled("cpu"):
+            y = attention_written_out(q, k, v, attn_mask, is_causal, self.dropout if self.training else 0.0)
         else:
             y = F.scaled_dot_product_attention(
                 q, k, v, attn_mask=attn_mask, is_causal=is_causal,
@@ -63,19 +63,25 @@ class SelfAttention(nn.Module):
         return self.proj(y)
 
 
-def attention_low_precision(q, k, v, attn_mask=None, is_causal=False, dropout_p=0.0):
-    """Attention written out, for bf16 training (--precision bf16) on the CPU.
+def attention_written_out(q, k, v, attn_mask=None, is_causal=False, dropout_p=0.0):
+    """softmax(q k^T / sqrt(hs) + mask) v, written out: the same maths as F.scaled_dot_product_attention.
 
-    The same maths as F.scaled_dot_product_attention. Why not call it: at this project's head
-    sizes (16-32) PyTorch's fused CPU kernel is slow in bf16 (forward + backward at batch 48,
-    4 heads, 64 characters: 17 ms, vs 5.7 ms in fp32), while two batched bf16 matmuls with the
-    softmax kept in fp32 take 2.7 ms. Inference and export never take this path."""
+    attn_mask: bool (True = may attend) or float (added to the scores). Used where the fused
+    kernel is the slower choice on a CPU:
+    - bf16 training (--precision bf16): at head sizes 16-32 PyTorch's fused CPU kernel is slow in
+      bf16 (forward + backward at batch 48, 4 heads, 64 characters: 17 ms, vs 5.7 ms in fp32),
+      while two batched bf16 matmuls with the softmax kept in fp32 take 2.7 ms;
+    - the exported decoding graph (kv_cache): SDPA's ONNX form adds guards for fully masked rows
+      and extra reshapes to every layer; written out, the per-character step of the shipped GPT
+      has 145 nodes instead of 185 and runs in ~300 us instead of ~450 us at 192 cached characters."""
     T, Tk = q.size(-2), k.size(-2)
     if is_causal:
         attn_mask = torch.ones(T, Tk, dtype=torch.bool, device=q.device).tril(Tk - T)
     scores = (q @ k.transpose(-2, -1)).float() * (1.0 / math.sqrt(q.size(-1)))  # (B, nh, T, Tk)
-    if attn_mask is not None:
+    if attn_mask is not None and attn_mask.dtype == torch.bool:
         scores = scores.masked_fill(~attn_mask, float("-inf"))
+    elif attn_mask is not None:
+        scores = scores + attn_mask
     weights = F.dropout(scores.softmax(dim=-1), dropout_p)
     return weights.to(v.dtype) @ v  # (B, nh, T, hs)
 
@@ -171,20 +177,26 @@ class GPT(nn.Module):
             return logits
         return logits, F.cross_entropy(logits.view(-1, logits.size(-1)), targets.reshape(-1), ignore_index=-100)
 
-    def forward_with_cache(self, idx, past_key, past_value):
-        """Process T new characters that follow P cached ones. past_* are (n_layer, B, nh, P, hs)
-        with P >= 0 (P = 0: a plain forward that also returns the cache); returns the logits for
-        the new characters and the caches grown to P + T. The caller keeps P + T <= context."""
+    def forward_with_cache(self, idx, past):
+        """Process T new characters that follow P cached ones.
+
+        past: one (key, value) pair per layer, each (B, nh, P, hs), P >= 0 (P = 0: a plain forward
+        that also returns the cache). Returns the logits for the new characters and the pairs grown
+        to P + T. One tensor per layer and per kind (not one stacked tensor) because the exported
+        graph would otherwise split and re-stack the whole cache at every character. The caller
+        keeps P + T <= context."""
         B, T = idx.shape
-        P = past_key.shape[3]
+        P = past[0][0].shape[2]
         qpos = P + torch.arange(T, device=idx.device)  # absolute positions of the new characters
         kpos = torch.arange(P + T, device=idx.device)
-        # The same causal rule as forward(), in absolute positions: key j visible to query i iff j <= i.
-        attn_mask = kpos[None, :] <= qpos[:, None]  # (T, P + T)
-        caches = [KVCache(past_key[i], past_value[i]) for i in range(self.cfg.n_layer)]
+        # The same causal rule as forward(), in absolute positions: key j visible to query i iff
+        # j <= i; as an additive mask (0 or -inf) built once for all layers.
+        hidden = kpos[None, :] > qpos[:, None]  # (T, P + T)
+        attn_mask = torch.zeros(T, P + T, device=idx.device).masked_fill(hidden, float("-inf"))
+        caches = [KVCache(k, v) for k, v in past]
         h = self.transformer(idx, qpos, attn_mask=attn_mask, kv_caches=caches)
         logits = self.lm_head(h)
-        return logits, torch.stack([c.k for c in caches]), torch.stack([c.v for c in caches])
+        return logits, [(c.k, c.v) for c in caches]
 
 
 class BERT(nn.Module):

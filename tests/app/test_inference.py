@@ -85,9 +85,9 @@ class FakeSession:
         ids = feeds["input_ids"]
         logits = np.zeros((1, ids.shape[1], self.vocab_size), dtype=np.float32)
         logits[..., :FIRST_CHAR] = 50.0
-        past = feeds["past_key"]  # the cache grows by the new characters, as the real graph's does
-        grown = np.zeros((*past.shape[:3], past.shape[3] + ids.shape[1], past.shape[4]), dtype=np.float32)
-        return [logits, grown, grown]
+        # the cache grows by the new characters, as the real graph's does
+        past = [v for k, v in feeds.items() if k.startswith("past_")]
+        return [logits, *(np.zeros((1, p.shape[1], p.shape[2] + ids.shape[1], p.shape[3]), np.float32) for p in past)]
 
 
 def test_special_tokens_are_never_sampled():
@@ -105,16 +105,15 @@ class RecordingSession:
         self.session, self.calls = session, []
 
     def run(self, names, feeds):
-        self.calls.append((feeds["past_key"].shape[3], feeds["input_ids"].shape[1]))
+        self.calls.append((feeds["past_key_0"].shape[2], feeds["input_ids"].shape[1]))
         return self.session.run(names, feeds)
 
 
 def full_forward(session, ids):
     """Reference: one full forward (no cached characters) straight through onnxruntime."""
-    shape = session.get_inputs()[1].shape  # (n_layer, batch, n_head, past, head_size)
-    empty = np.zeros([shape[0], 1, shape[2], 0, shape[4]], dtype=np.float32)
-    return session.run(["logits"], {"input_ids": np.array([ids], dtype=np.int64),
-                                    "past_key": empty, "past_value": empty})[0][0]
+    empty = {i.name: np.zeros([1, i.shape[1], 0, i.shape[3]], dtype=np.float32)  # (batch, n_head, past, head_size)
+             for i in session.get_inputs() if i.name.startswith("past_")}
+    return session.run(["logits"], {"input_ids": np.array([ids], dtype=np.int64), **empty})[0][0]
 
 
 @pytest.mark.parametrize("prompt_len", [10, 100])  # shorter and longer than the context (64)
@@ -123,8 +122,7 @@ def test_cached_generation_matches_full_forward_across_reprefill(models, tiny_mo
     ctx = gpt.context
     reference = ort.InferenceSession(str(tiny_models_dir / "gpt.onnx"), providers=["CPUExecutionProvider"])
     recorder = RecordingSession(gpt.session)
-    cached = GPT(recorder, gpt.vocab, {"context": ctx, "n_layer": gpt._empty.shape[0], "n_head": gpt._empty.shape[2],
-                                       "n_embd": gpt._empty.shape[2] * gpt._empty.shape[4]})
+    cached = GPT(recorder, gpt.vocab, gpt.config)
     prompt = list(np.random.default_rng(prompt_len).integers(FIRST_CHAR, gpt.vocab.size, prompt_len))
     steps = list(cached.generate(prompt, 2 * ctx, 1.0, 0, 1.0, seed=5))
     seq = prompt + [s.token for s in steps]

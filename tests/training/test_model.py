@@ -26,14 +26,14 @@ def test_cached_decoding_equals_full_forward():
     gpt = GPT(CFG).eval()
     x = torch.randint(5, 40, (2, 20))
     hs = CFG.n_embd // CFG.n_head
-    k = v = torch.zeros(CFG.n_layer, 2, CFG.n_head, 0, hs)
+    past = [(torch.zeros(2, CFG.n_head, 0, hs), torch.zeros(2, CFG.n_head, 0, hs))] * CFG.n_layer
     with torch.no_grad():
         full = gpt(x)
-        out, k, v = gpt.forward_with_cache(x[:, :12], k, v)
+        out, past = gpt.forward_with_cache(x[:, :12], past)
         steps = [out]
         for t in range(12, 20):
-            out, k, v = gpt.forward_with_cache(x[:, t:t + 1], k, v)
-            assert k.shape[3] == t + 1
+            out, past = gpt.forward_with_cache(x[:, t:t + 1], past)
+            assert all(k.shape[2] == v.shape[2] == t + 1 for k, v in past)
             steps.append(out)
     assert torch.allclose(torch.cat(steps, 1), full, atol=1e-5)
 
@@ -69,12 +69,12 @@ def test_mlm_loss_ignores_unselected_positions():
 @pytest.mark.parametrize("causal", [True, False])
 def test_bf16_attention_path_matches_the_fused_kernel(causal):
     # The written-out attention used under bf16 autocast must be the same maths as SDPA.
-    from training.model import attention_low_precision
+    from training.model import attention_written_out
     gen = torch.Generator().manual_seed(0)
     q, k, v = (torch.randn(2, 3, 9, 8, generator=gen) for _ in range(3))
     mask = None if causal else torch.tensor([[True] * 6 + [False] * 3, [True] * 9])[:, None, None, :]
     ref = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal)
-    got = attention_low_precision(q, k, v, mask, causal)
+    got = attention_written_out(q, k, v, mask, causal)
     assert torch.allclose(got, ref, atol=1e-5)
 
 
