@@ -66,6 +66,8 @@ class Vocab:
 def softmax(x: np.ndarray) -> np.ndarray:
     """Softmax over the last axis in float64 (entropies and top-p sums need the precision)."""
     z = np.asarray(x, dtype=np.float64)
+    if z.size == 0:
+        return z
     z = np.exp(z - z.max(axis=-1, keepdims=True))
     return z / z.sum(axis=-1, keepdims=True)
 
@@ -286,10 +288,12 @@ class BERT:
             mlm, nsp = self.session.run(None, {"input_ids": ids_a, "token_type_ids": types_a})
         return mlm[0], nsp[0]
 
-    def char_probs(self, ids: list[int]) -> np.ndarray:
-        """[CLS] ids [SEP] -> (len(ids), n_chars) probabilities over the ordinary characters."""
+    def char_probs(self, ids: list[int], rows: list[int]) -> np.ndarray:
+        """[CLS] ids [SEP] -> (len(rows), n_chars): probabilities over the ordinary characters at
+        the positions `rows` of ids (only those: the softmax of every row costs as much again
+        as the rest of a request's Python work)."""
         mlm, _ = self.forward([CLS, *ids, SEP])
-        return softmax(mlm[1:-1, FIRST_CHAR:])
+        return softmax(mlm[np.asarray(rows, dtype=np.int64) + 1, FIRST_CHAR:])
 
     def ranked(self, probs: np.ndarray, n: int) -> list[dict]:
         n = max(1, min(n, len(probs)))
@@ -299,10 +303,10 @@ class BERT:
 
     def fill(self, ids: list[int], masks: list[int], top_k: int, originals: list[int] | None = None) -> list[dict]:
         """Predictions at each mask position of `ids` (which already hold [MASK] there)."""
-        probs = self.char_probs(ids)
+        probs = self.char_probs(ids, masks)
         out = []
         for j, pos in enumerate(masks):
-            p = probs[pos]
+            p = probs[j]
             entry = {"position": pos, "predictions": self.ranked(p, top_k), "original": None}
             if originals is not None and originals[j] >= FIRST_CHAR:
                 po = float(p[originals[j] - FIRST_CHAR])
@@ -324,10 +328,11 @@ class BERT:
         corrupted[selected & (r < 0.8)] = MASK
         to_random = selected & (r >= 0.8) & (r < 0.9)
         corrupted[to_random] = randoms[to_random]
-        probs = self.char_probs(corrupted.tolist())
+        chosen = np.flatnonzero(selected)
+        probs = self.char_probs(corrupted.tolist(), chosen.tolist())
         rows = []
-        for pos in np.flatnonzero(selected):
-            p = probs[pos]
+        for j, pos in enumerate(chosen):
+            p = probs[j]
             best = int(np.argmax(p))
             action = "mask" if r[pos] < 0.8 else "random" if r[pos] < 0.9 else "unchanged"
             rows.append({"position": int(pos), "original": self.vocab.token(int(arr[pos])), "action": action,
