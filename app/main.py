@@ -11,7 +11,9 @@ needs inline script and a CDN, which the strict CSP forbids; the schema is at /o
 """
 from __future__ import annotations
 
+import ctypes
 import logging
+import sys
 from contextlib import asynccontextmanager
 
 from anyio import to_thread
@@ -143,11 +145,24 @@ def install_error_handlers(app: FastAPI) -> None:
         return response
 
 
+def limit_malloc_arenas(arenas: int = 2) -> None:
+    """Cap glibc's malloc arenas. glibc gives threads their own arenas (up to 8 per core), each
+    keeping the memory it freed; the model requests run on up to ~70 pool threads, so a busy
+    server's memory would grow with thread count, not with load. No-op off glibc."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        ctypes.CDLL("libc.so.6").mallopt(-8, arenas)  # -8 = M_ARENA_MAX
+    except (OSError, AttributeError):
+        pass
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
+        limit_malloc_arenas()
         # Load once; the sessions are shared by all threads (InferenceSession.run is thread-safe).
         models = Models.load(settings.models_dir, settings.threads, settings.parallel_runs)
         for problem in models.errors or []:
