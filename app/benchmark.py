@@ -52,7 +52,7 @@ def bench_gpt(models: Models, chars: int, recompute_chars: int) -> float:
     seq = list(prompt)
     t = time.perf_counter()
     for _ in range(recompute_chars):
-        logits = gpt.forward(seq[-ctx:], 0)[0][-1]
+        logits = gpt.logits(seq[-ctx:])[-1]
         dist = sampling_distribution(logits[FIRST_CHAR:], 1.0, 0, 1.0)
         seq.append(FIRST_CHAR + draw(dist, rng))
     recompute = recompute_chars / (time.perf_counter() - t)

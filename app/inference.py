@@ -235,37 +235,72 @@ def cache_input_names(n_layer: int) -> list[str]:
     return [f"past_{kind}_{i}" for i in range(n_layer) for kind in ("key", "value")]
 
 
+class CacheBinding:
+    """One generation's KV cache: a fixed buffer per layer and kind, bound (onnxruntime IOBinding)
+    both as gpt.onnx's past_* input and as its present_* output, so a step writes the new
+    character's keys and values in place instead of copying the whole cache. The logits are
+    bound to a buffer of ours too, so a step allocates nothing."""
+
+    def __init__(self, gpt: "GPT"):
+        self.gpt = gpt
+        shape = [1, gpt.n_head, gpt.context, gpt.head_size]
+        self.buffers = [np.zeros(shape, dtype=np.float32) for _ in gpt.cache_names]
+        self.io = gpt.session.io_binding()
+        for name, buf in zip(gpt.cache_names, self.buffers):
+            self.io.bind_input(name, "cpu", 0, np.float32, shape, buf.ctypes.data)
+            self.io.bind_output(name.replace("past_", "present_", 1), "cpu", 0, np.float32, shape, buf.ctypes.data)
+        self.logits = np.empty((1, 0, gpt.vocab.size), dtype=np.float32)
+        self.past_length = np.zeros((), dtype=np.int64)
+        self.io.bind_cpu_input("past_length", self.past_length)
+        self.ids = np.empty((1, 0), dtype=np.int64)
+
+    def run(self, ids: list[int], start: int) -> np.ndarray:
+        """Logits (seq, vocab) for `ids` at positions start.., after `start` cached characters.
+        The array is reused by the next run: copy what must outlive it."""
+        if len(ids) != self.ids.shape[1]:  # a new length (prefill vs step): new buffers to bind
+            self.ids = np.empty((1, len(ids)), dtype=np.int64)
+            self.logits = np.empty((1, len(ids), self.gpt.vocab.size), dtype=np.float32)
+            self.io.bind_cpu_input("input_ids", self.ids)
+            self.io.bind_output("logits", "cpu", 0, np.float32, list(self.logits.shape), self.logits.ctypes.data)
+        self.ids[0] = ids
+        self.past_length[()] = start
+        with self.gpt.gate:
+            self.gpt.session.run_with_iobinding(self.io)
+        return self.logits[0]
+
+
 class GPT:
     def __init__(self, session: ort.InferenceSession, vocab: Vocab, config: dict, gate=None):
         self.session, self.vocab, self.config = session, vocab, config
         self.gate = gate or nullcontext()
         self.context = int(config["context"])
-        n_layer, n_head, n_embd = int(config["n_layer"]), int(config["n_head"]), int(config["n_embd"])
+        n_layer, self.n_head = int(config["n_layer"]), int(config["n_head"])
+        self.head_size = int(config["n_embd"]) // self.n_head
         self.cache_names = cache_input_names(n_layer)
-        # One read-only empty cache (zero cached characters) serves every prefill.
-        empty = np.zeros((1, n_head, 0, n_embd // n_head), dtype=np.float32)
-        self._empty = [empty] * len(self.cache_names)
+        # One read-only empty cache serves every full forward (past_length 0: nothing is read from it).
+        empty = np.zeros((1, self.n_head, self.context, self.head_size), dtype=np.float32)
+        self._empty = dict.fromkeys(self.cache_names, empty)
 
-    def forward(self, ids: list[int] | np.ndarray, start: int, cache: list[np.ndarray] | None = None):
-        """Logits (seq, vocab) for `ids` at absolute positions start.., and the grown cache: a
-        list with the keys and values of each layer, (1, n_head, start + seq, head_size) each.
-        `start` is the number of cached characters (0 with no cache)."""
+    def logits(self, ids: list[int] | np.ndarray) -> np.ndarray:
+        """Logits (seq, vocab) of one full forward over `ids` (at most `context` of them)."""
         ids = np.asarray(ids, dtype=np.int64).reshape(1, -1)
-        if start + ids.shape[1] > self.context:  # the graph does not check this itself
+        if ids.shape[1] > self.context:  # the graph does not check this itself
             raise ValueError("GPT input past the context")
-        cache = self._empty if cache is None else cache
-        if cache[0].shape[2] != start:
-            raise ValueError("cache length and start disagree")
-        feeds = dict(zip(self.cache_names, cache))
-        feeds["input_ids"] = ids
         with self.gate:
-            logits, *cache = self.session.run(None, feeds)
-        return logits[0], cache
+            logits = self.session.run(["logits"], {"input_ids": ids, "past_length": np.array(0, dtype=np.int64),
+                                                   **self._empty})[0]
+        return logits[0]
 
     def next_logits(self, ids: list[int]) -> tuple[np.ndarray, int]:
         """Logits for the character after `ids`, from the last `context` of them; and how many."""
         window = ids[-self.context:]
-        return self.forward(window, 0)[0][-1], len(window)
+        return self.logits(window)[-1], len(window)
+
+    def step(self, cache: CacheBinding, ids: list[int], start: int) -> np.ndarray:
+        """One cached run: logits of `ids` (seq, vocab) after the `start` characters in `cache`."""
+        if start + len(ids) > self.context:
+            raise ValueError("GPT input past the context")
+        return cache.run(ids, start)
 
     def generate(self, ids: list[int], max_new: int, temperature: float, top_k: int, top_p: float,
                  seed: int) -> Iterator[Step]:
@@ -275,10 +310,10 @@ class GPT:
         forward of length 1 at its absolute position. Positions are learned and absolute, so a
         full cache cannot slide: we re-prefill from the last context/2 characters and go on."""
         rng = np.random.default_rng(seed)
+        cache = CacheBinding(self)
         seq = list(ids[-self.context:])
         offset = len(ids) - len(seq)  # window start, as an index into prompt + generated
-        logits, cache = self.forward(seq, 0)
-        logits = logits[-1]
+        logits = self.step(cache, seq, 0)[-1].copy()  # (the binding reuses its buffer)
         for i in range(max_new):
             dist = sampling_distribution(logits[FIRST_CHAR:], temperature, top_k, top_p)
             token = FIRST_CHAR + draw(dist, rng)
@@ -290,10 +325,9 @@ class GPT:
                 keep = self.context // 2
                 offset += len(seq) - keep
                 seq = seq[-keep:]
-                logits, cache = self.forward(seq, 0)
+                logits = self.step(cache, seq, 0)[-1].copy()
             else:
-                logits, cache = self.forward(seq[-1:], len(seq) - 1, cache)
-            logits = logits[-1]
+                logits = self.step(cache, seq[-1:], len(seq) - 1)[-1].copy()
 
 
 class BERT:
@@ -404,7 +438,7 @@ class Models:
                         raise ValueError("card and vocab.json disagree on the vocabulary size")
                     session = make_session(folder / f"{name}.onnx", threads)
                     expected = {"input_ids", "token_type_ids"} if name == "bert" else \
-                        {"input_ids", *cache_input_names(int(card["config"]["n_layer"]))}
+                        {"input_ids", "past_length", *cache_input_names(int(card["config"]["n_layer"]))}
                     if {i.name for i in session.get_inputs()} != expected:
                         raise ValueError(f"{name}.onnx inputs are not {sorted(expected)}: re-export it "
                                          "with this version's `python -m training export`")

@@ -3,12 +3,17 @@
 The ONNX files are the contract with app/ (which has no torch):
 
 gpt.onnx   inputs  input_ids     int64 (batch, seq)   new characters
-                   past_key_<i>  float (batch, n_head, past, head_size), i = 0 .. n_layer-1: layer i's
-                   past_value_<i>   keys and values of the `past` characters before
+                   past_length   int64 ()             how many characters the cache already holds
+                   past_key_<i>  float (batch, n_head, context, head_size), i = 0 .. n_layer-1: layer
+                   past_value_<i>   i's keys and values; rows 0 .. past_length-1 are the cached ones
            outputs logits           float (batch, seq, vocab)  next-character logits at each new position
-                   present_key_<i>, present_value_<i>  (batch, n_head, past + seq, head_size)
-           A full forward is past=0 (empty caches); a sampling step is seq=1 with the previous
-           present_* as past_*. The caller keeps past + seq <= context (onnxruntime does not check).
+                   present_key_<i>, present_value_<i>  the buffers with the new characters' rows
+                                    written at past_length .. past_length + seq - 1
+           A full forward is past_length 0 (any buffers); a sampling step is seq 1 at past_length
+           P. Bind each present_* to its past_* buffer (onnxruntime IOBinding) and the cache is
+           updated in place. The caller keeps past_length + seq <= context (onnxruntime does not
+           check). The attention is onnxruntime's GroupQueryAttention (com.microsoft domain), so
+           this graph runs in onnxruntime, not in every ONNX runtime.
 
 bert.onnx  inputs  input_ids, token_type_ids  int64 (batch, seq)
            outputs mlm_logits (batch, seq, vocab), nsp_logits (batch, 2) [IsNext, NotNext]
@@ -31,9 +36,9 @@ class GPTExport(nn.Module):
         super().__init__()
         self.gpt = gpt
 
-    def forward(self, input_ids, *past):
+    def forward(self, input_ids, past_length, *past):
         # Flat (key_0, value_0, key_1, ...) in and out: one named graph input/output per tensor.
-        logits, present = self.gpt.forward_with_cache(input_ids, list(zip(past[0::2], past[1::2])))
+        logits, present = self.gpt.forward_with_cache(input_ids, list(zip(past[0::2], past[1::2])), past_length)
         return (logits, *[t for kv in present for t in kv])
 
 
@@ -46,9 +51,9 @@ class BERTExport(nn.Module):
         return self.bert(input_ids, token_type_ids)
 
 
-def cache_shape(cfg, batch: int, past: int = 0) -> tuple[int, ...]:
-    """One layer's keys (or values)."""
-    return (batch, cfg.n_head, past, cfg.n_embd // cfg.n_head)
+def cache_shape(cfg, batch: int) -> tuple[int, ...]:
+    """One layer's key (or value) buffer."""
+    return (batch, cfg.n_head, cfg.context, cfg.n_embd // cfg.n_head)
 
 
 def cache_names(n_layer: int, prefix: str = "past") -> list[str]:
@@ -56,7 +61,9 @@ def cache_names(n_layer: int, prefix: str = "past") -> list[str]:
 
 
 def empty_cache(cfg, batch: int) -> dict:
-    return {name: np.zeros(cache_shape(cfg, batch), dtype=np.float32) for name in cache_names(cfg.n_layer)}
+    """Feeds for a run from an empty cache (past_length 0)."""
+    return {"past_length": np.array(0, dtype=np.int64),
+            **{name: np.zeros(cache_shape(cfg, batch), dtype=np.float32) for name in cache_names(cfg.n_layer)}}
 
 
 def _export(module, args, path: Path, input_names, output_names, dynamic_shapes) -> None:
@@ -71,12 +78,11 @@ def export_gpt(model, path: Path) -> None:
     cfg = model.cfg
     ids = torch.zeros((2, 5), dtype=torch.long)
     names = cache_names(cfg.n_layer)
-    past = [torch.zeros(cache_shape(cfg, 2, past=3)) for _ in names]  # sizes > 1 so the exporter keeps them symbolic
+    past = [torch.zeros(cache_shape(cfg, 2)) for _ in names]
     batch, seq = torch.export.Dim("batch", min=1, max=1024), torch.export.Dim("seq", min=1, max=cfg.context)
-    past_len = torch.export.Dim("past", min=0, max=cfg.context - 1)
-    shapes = {"input_ids": {0: batch, 1: seq}, "past": tuple({0: batch, 2: past_len} for _ in names)}
-    _export(GPTExport(model).eval(), (ids, *past), path,
-            ["input_ids", *names], ["logits", *cache_names(cfg.n_layer, "present")], shapes)
+    shapes = {"input_ids": {0: batch, 1: seq}, "past_length": None, "past": tuple({0: batch} for _ in names)}
+    _export(GPTExport(model).eval(), (ids, torch.tensor(3), *past), path,
+            ["input_ids", "past_length", *names], ["logits", *cache_names(cfg.n_layer, "present")], shapes)
 
 
 def export_bert(model, path: Path) -> None:
@@ -122,7 +128,8 @@ def check_parity(family: str, model, path: Path, vocab_size: int, seed: int = 0)
         logits, *cache = sess.run(None, {"input_ids": ids[:, :T // 2].numpy(), **empty_cache(cfg, 1)})
         outs = [logits]
         for t in range(T // 2, T):
-            logits, *cache = sess.run(None, {"input_ids": ids[:, t:t + 1].numpy(), **dict(zip(names, cache))})
+            logits, *cache = sess.run(None, {"input_ids": ids[:, t:t + 1].numpy(),
+                                             "past_length": np.array(t, dtype=np.int64), **dict(zip(names, cache))})
             outs.append(logits)
         report["cached_decoding"] = float(np.abs(np.concatenate(outs, axis=1) - ref).max())
     report["max_abs_diff"] = max(report.values())

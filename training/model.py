@@ -45,7 +45,7 @@ class SelfAttention(nn.Module):
         B, T, C = x.shape
         q, k, v = self.qkv(x).split(C, dim=2)
         if kv_cache is not None and torch.onnx.is_in_onnx_export():
-            y, kv_cache.k, kv_cache.v = cached_attention_onnx(q, k, v, kv_cache.past_k, kv_cache.past_v, self.n_head)
+            y, kv_cache.k, kv_cache.v = cached_attention_onnx(q, k, v, kv_cache, self.n_head)
             return self.proj(y)
         q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, nh, T, hs)
         k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, nh, T, hs)
@@ -89,21 +89,26 @@ def attention_written_out(q, k, v, attn_mask=None, is_causal=False, dropout_p=0.
     return weights.to(v.dtype) @ v  # (B, nh, T, hs)
 
 
-def cached_attention_onnx(q, k, v, past_k, past_v, n_head: int):
-    """The decoding graph's attention as ONE onnxruntime node (com.microsoft MultiHeadAttention).
+def cached_attention_onnx(q, k, v, cache, n_head: int):
+    """The decoding graph's attention as ONE onnxruntime node (com.microsoft GroupQueryAttention,
+    with as many key/value heads as query heads, i.e. plain multi-head attention).
 
-    Same maths as the eager path (split heads, append to the cache, causal softmax(q k^T / sqrt(hs)) v
-    in absolute positions, merge heads), but the step graph of the shipped GPT drops from ~145
-    nodes to ~80: at one new character per run, onnxruntime's per-node overhead, not arithmetic,
-    is most of the cost. Traced only by the ONNX exporter; export.check_parity holds it to the
-    eager path at several lengths and through cached decoding.
-    q, k, v: (B, T, C) new characters; past_*: (B, nh, P, hs). Returns y (B, T, C), present_* (B, nh, P + T, hs)."""
+    Same maths as the eager path (split heads, write the new keys/values into the cache after the
+    `cache.length` filled rows, causal softmax(q k^T / sqrt(hs)) v in absolute positions, merge
+    heads). Why this op: at one new character per run, onnxruntime's per-node overhead and
+    copies of the cache, not arithmetic, are most of the cost. One node per layer instead of ~15,
+    and when the caller binds each present_* output to the memory of its past_* input (IOBinding),
+    the op writes the new rows in place instead of copying the whole cache every character.
+    Traced only by the ONNX exporter; export.check_parity holds it to the eager path.
+    q, k, v: (B, T, C). Returns y (B, T, C) and the present key/value buffers (B, nh, context, hs)."""
     B, T, C = q.shape
-    present = (B, n_head, past_k.shape[2] + T, C // n_head)
+    total = cache.length + T  # filled rows after this call, a 0-d int64 tensor
+    seqlens_k = (total - 1).to(torch.int32).reshape(1).expand(B)  # the op's convention: total - 1 per row
     y, present_k, present_v = torch.onnx.ops.symbolic_multi_out(
-        "com.microsoft::MultiHeadAttention", (q, k, v, None, None, None, past_k, past_v),
-        {"num_heads": n_head, "unidirectional": 1},  # unidirectional: the causal rule, offset by P
-        dtypes=(q.dtype, q.dtype, q.dtype), shapes=(q.shape, present, present), version=1)
+        "com.microsoft::GroupQueryAttention",
+        (q, k, v, cache.past_k, cache.past_v, seqlens_k, total.to(torch.int32)),
+        {"num_heads": n_head, "kv_num_heads": n_head},  # causal (offset by the cached rows) is built in
+        dtypes=(q.dtype, q.dtype, q.dtype), shapes=(q.shape, cache.past_k.shape, cache.past_v.shape), version=1)
     return y, present_k, present_v
 
 
@@ -167,16 +172,20 @@ def init_weights(module: nn.Module, n_layer: int) -> None:
 
 
 class KVCache:
-    """One layer's keys/values so far: the new ones are appended (as Hugging Face's "with past"
-    exports do), so a sampling step attends over exactly the characters before it."""
+    """One layer's keys/values in a buffer of `context` rows, of which the first `length` are
+    filled (as onnxruntime's decoding ops keep them): a step writes its rows after them and
+    attends over exactly the characters before it and itself."""
 
-    def __init__(self, past_k, past_v):
-        self.past_k, self.past_v = past_k, past_v  # (B, nh, P, hs) each, P >= 0
+    def __init__(self, past_k, past_v, length):
+        self.past_k, self.past_v = past_k, past_v  # (B, nh, context, hs) each
+        self.length = length  # 0-d int64 tensor: rows already filled
 
     def write(self, k, v):
-        self.k = torch.cat([self.past_k, k], dim=2)  # (B, nh, P + T, hs)
-        self.v = torch.cat([self.past_v, v], dim=2)
-        return self.k, self.v
+        P, T = int(self.length), k.shape[2]
+        # A new buffer (the graph's "present" output); the caller's buffer is left as it was.
+        self.k, self.v = self.past_k.clone(), self.past_v.clone()
+        self.k[:, :, P:P + T], self.v[:, :, P:P + T] = k, v
+        return self.k[:, :, :P + T], self.v[:, :, :P + T]  # (B, nh, P + T, hs)
 
 
 class GPT(nn.Module):
@@ -198,23 +207,25 @@ class GPT(nn.Module):
             return logits
         return logits, F.cross_entropy(logits.view(-1, logits.size(-1)), targets.reshape(-1), ignore_index=-100)
 
-    def forward_with_cache(self, idx, past):
-        """Process T new characters that follow P cached ones.
+    def forward_with_cache(self, idx, past, past_length):
+        """Process T new characters that follow `past_length` cached ones.
 
-        past: one (key, value) pair per layer, each (B, nh, P, hs), P >= 0 (P = 0: a plain forward
-        that also returns the cache). Returns the logits for the new characters and the pairs grown
-        to P + T. One tensor per layer and per kind (not one stacked tensor) because the exported
-        graph would otherwise split and re-stack the whole cache at every character. The caller
-        keeps P + T <= context."""
+        past: one (key, value) pair of buffers per layer, each (B, nh, context, hs), whose first
+        past_length rows hold the cached characters (past_length 0: a plain forward that also
+        fills the cache). Returns the logits of the new characters and the buffers with their
+        keys/values written at rows past_length .. past_length + T - 1. Fixed-size buffers (not
+        a cache that grows) so that onnxruntime can update them in place, one tensor per layer
+        and kind so that nothing is split or re-stacked. The caller keeps past_length + T <= context."""
         B, T = idx.shape
-        P = past[0][0].shape[2]
-        qpos = P + torch.arange(T, device=idx.device)  # absolute positions of the new characters
-        kpos = torch.arange(P + T, device=idx.device)
-        # The same causal rule as forward(), in absolute positions: key j visible to query i iff
-        # j <= i; as an additive mask (0 or -inf) built once for all layers.
-        hidden = kpos[None, :] > qpos[:, None]  # (T, P + T)
-        attn_mask = torch.zeros(T, P + T, device=idx.device).masked_fill(hidden, float("-inf"))
-        caches = [KVCache(k, v) for k, v in past]
+        qpos = past_length + torch.arange(T, device=idx.device)  # absolute positions of the new characters
+        attn_mask = None  # the exported graph's attention node applies the causal rule itself
+        if not torch.onnx.is_in_onnx_export():
+            # The same causal rule as forward(), in absolute positions: key j visible to query i
+            # iff j <= i; as an additive mask (0 or -inf) built once for all layers.
+            kpos = torch.arange(int(past_length) + T, device=idx.device)
+            hidden = kpos[None, :] > qpos[:, None]  # (T, P + T)
+            attn_mask = torch.zeros(hidden.shape, device=idx.device).masked_fill(hidden, float("-inf"))
+        caches = [KVCache(k, v, past_length) for k, v in past]
         h = self.transformer(idx, qpos, attn_mask=attn_mask, kv_caches=caches)
         logits = self.lm_head(h)
         return logits, [(c.k, c.v) for c in caches]

@@ -75,45 +75,47 @@ def test_draw_only_returns_kept_chars_and_follows_final(logits):
     np.testing.assert_allclose(freq, d.final, atol=0.03)
 
 
-class FakeSession:
-    """A GPT graph stand-in whose special tokens always have the highest logits."""
+class SpecialsFirstGPT(GPT):
+    """A GPT whose special tokens always have the highest logits (no graph at all)."""
 
-    def __init__(self, vocab_size):
-        self.vocab_size = vocab_size
+    def __init__(self, vocab):
+        super().__init__(None, vocab, {"context": 8, "n_layer": 1, "n_head": 1, "n_embd": 2})
 
-    def run(self, names, feeds):
-        ids = feeds["input_ids"]
-        logits = np.zeros((1, ids.shape[1], self.vocab_size), dtype=np.float32)
-        logits[..., :FIRST_CHAR] = 50.0
-        # the cache grows by the new characters, as the real graph's does
-        past = [v for k, v in feeds.items() if k.startswith("past_")]
-        return [logits, *(np.zeros((1, p.shape[1], p.shape[2] + ids.shape[1], p.shape[3]), np.float32) for p in past)]
+    def step(self, cache, ids, start):
+        logits = np.zeros((len(ids), self.vocab.size), dtype=np.float32)
+        logits[:, :FIRST_CHAR] = 50.0
+        return logits
 
 
-def test_special_tokens_are_never_sampled():
-    vocab = Vocab(list("abc"))
-    gpt = GPT(FakeSession(vocab.size), vocab, {"context": 8, "n_layer": 1, "n_head": 1, "n_embd": 2})
+class NoCache:
+    def __init__(self, gpt):
+        pass
+
+
+def test_special_tokens_are_never_sampled(monkeypatch):
+    monkeypatch.setattr("app.inference.CacheBinding", NoCache)
+    gpt = SpecialsFirstGPT(Vocab(list("abc")))
     tokens = [s.token for s in gpt.generate([5, 6], 30, 5.0, 0, 1.0, seed=0)]
     assert min(tokens) >= FIRST_CHAR
     assert {s.token for s in gpt.generate([5], 3, 0.0, 0, 1.0, seed=0)} == {FIRST_CHAR}  # greedy among chars
 
 
-class RecordingSession:
-    """Wraps the real session and records (cached length, seq length) of each call."""
+class RecordingGPT(GPT):
+    """The real GPT, recording (cached length, seq length) of each cached run."""
 
-    def __init__(self, session):
-        self.session, self.calls = session, []
+    calls: list
 
-    def run(self, names, feeds):
-        self.calls.append((feeds["past_key_0"].shape[2], feeds["input_ids"].shape[1]))
-        return self.session.run(names, feeds)
+    def step(self, cache, ids, start):
+        self.calls.append((start, len(ids)))
+        return super().step(cache, ids, start)
 
 
 def full_forward(session, ids):
     """Reference: one full forward (no cached characters) straight through onnxruntime."""
-    empty = {i.name: np.zeros([1, i.shape[1], 0, i.shape[3]], dtype=np.float32)  # (batch, n_head, past, head_size)
-             for i in session.get_inputs() if i.name.startswith("past_")}
-    return session.run(["logits"], {"input_ids": np.array([ids], dtype=np.int64), **empty})[0][0]
+    empty = {i.name: np.zeros([1, *i.shape[1:]], dtype=np.float32)  # (batch, n_head, context, head_size)
+             for i in session.get_inputs() if i.name.startswith("past_") and i.name != "past_length"}
+    return session.run(["logits"], {"input_ids": np.array([ids], dtype=np.int64),
+                                    "past_length": np.array(0, dtype=np.int64), **empty})[0][0]
 
 
 @pytest.mark.parametrize("prompt_len", [10, 100])  # shorter and longer than the context (64)
@@ -121,8 +123,8 @@ def test_cached_generation_matches_full_forward_across_reprefill(models, tiny_mo
     gpt = models.gpt
     ctx = gpt.context
     reference = ort.InferenceSession(str(tiny_models_dir / "gpt.onnx"), providers=["CPUExecutionProvider"])
-    recorder = RecordingSession(gpt.session)
-    cached = GPT(recorder, gpt.vocab, gpt.config)
+    cached = RecordingGPT(gpt.session, gpt.vocab, gpt.config)
+    cached.calls = []
     prompt = list(np.random.default_rng(prompt_len).integers(FIRST_CHAR, gpt.vocab.size, prompt_len))
     steps = list(cached.generate(prompt, 2 * ctx, 1.0, 0, 1.0, seed=5))
     seq = prompt + [s.token for s in steps]
@@ -136,10 +138,10 @@ def test_cached_generation_matches_full_forward_across_reprefill(models, tiny_mo
     assert max(windows) == ctx and ctx // 2 in windows[1:]  # the cache filled and was re-prefilled
     assert windows[0] == min(prompt_len, ctx)  # the last part of a long prompt
     # One prefill per (re)start; every other call is a single character at its absolute position.
-    prefills = [c for c in recorder.calls if c[0] == 0]
+    prefills = [c for c in cached.calls if c[0] == 0]
     assert len(prefills) == 1 + sum(1 for a, b in zip(windows, windows[1:]) if b < a)
-    assert all(length == 1 and start < ctx for start, length in recorder.calls if start > 0)
-    assert len(recorder.calls) == len(steps)
+    assert all(length == 1 and start < ctx for start, length in cached.calls if start > 0)
+    assert len(cached.calls) == len(steps)
 
 
 def test_bert_fill_probs_and_nsp(models):

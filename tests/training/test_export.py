@@ -64,9 +64,9 @@ def test_shipped_models_load_and_share_the_vocabulary():
         ids = np.array([tok.encode("To be, or not to be")], dtype=np.int64)
         if name == "gpt":
             cfg = card["config"]
-            cache = np.zeros((1, cfg["n_head"], 0, cfg["n_embd"] // cfg["n_head"]), np.float32)
+            cache = np.zeros((1, cfg["n_head"], cfg["context"], cfg["n_embd"] // cfg["n_head"]), np.float32)
             feeds = {f"past_{kind}_{i}": cache for i in range(cfg["n_layer"]) for kind in ("key", "value")}
-            logits = sess.run(["logits"], {"input_ids": ids, **feeds})[0]
+            logits = sess.run(["logits"], {"input_ids": ids, "past_length": np.array(0), **feeds})[0]
         else:
             logits = sess.run(["mlm_logits"], {"input_ids": ids, "token_type_ids": np.zeros_like(ids)})[0]
         assert logits.shape == (1, ids.shape[1], tok.vocab_size)

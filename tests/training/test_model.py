@@ -26,14 +26,16 @@ def test_cached_decoding_equals_full_forward():
     gpt = GPT(CFG).eval()
     x = torch.randint(5, 40, (2, 20))
     hs = CFG.n_embd // CFG.n_head
-    past = [(torch.zeros(2, CFG.n_head, 0, hs), torch.zeros(2, CFG.n_head, 0, hs))] * CFG.n_layer
+    past = [(torch.zeros(2, CFG.n_head, CFG.context, hs), torch.zeros(2, CFG.n_head, CFG.context, hs))] * CFG.n_layer
     with torch.no_grad():
         full = gpt(x)
-        out, past = gpt.forward_with_cache(x[:, :12], past)
+        out, past = gpt.forward_with_cache(x[:, :12], past, torch.tensor(0))
         steps = [out]
         for t in range(12, 20):
-            out, past = gpt.forward_with_cache(x[:, t:t + 1], past)
-            assert all(k.shape[2] == v.shape[2] == t + 1 for k, v in past)
+            before = [k.clone() for k, _ in past]
+            out, past = gpt.forward_with_cache(x[:, t:t + 1], past, torch.tensor(t))
+            for b, (k, _) in zip(before, past):  # row t written, the filled rows before it kept
+                assert torch.equal(k[:, :, :t], b[:, :, :t]) and not torch.equal(k[:, :, t], b[:, :, t])
             steps.append(out)
     assert torch.allclose(torch.cat(steps, 1), full, atol=1e-5)
 

@@ -21,7 +21,7 @@ PROMPT = "SPEAKER1.\nLine 3 speaks of"
 def test_next_token_is_the_gpt_distribution(client, models):
     body = client.post("/api/next-token", json={"prompt": PROMPT}).json()
     ids, _ = models.vocab.encode(PROMPT)
-    logits = models.gpt.forward(ids, 0)[0][-1, FIRST_CHAR:]
+    logits = models.gpt.logits(ids)[-1, FIRST_CHAR:]
     assert body["chars"] == models.vocab.chars
     np.testing.assert_allclose(body["raw"], softmax(logits), rtol=1e-5)
     np.testing.assert_allclose(body["tempered"], body["raw"], rtol=1e-12)
@@ -73,7 +73,7 @@ def test_greedy_generation_is_the_argmax_chain(client, models):
     window, _ = models.vocab.encode(PROMPT)
     text = ""
     for _ in range(90):
-        logits = models.gpt.forward(window, 0)[0][-1]
+        logits = models.gpt.logits(window)[-1]
         nxt = FIRST_CHAR + int(np.argmax(logits[FIRST_CHAR:]))
         text += models.vocab.token(nxt)
         window = window + [nxt]
@@ -207,10 +207,13 @@ def test_live_server_stops_a_stream_after_disconnect(tiny_models_dir):
         calls = []
 
         class Slow:  # 2 ms per character: 1000 characters would take 2 s
-            def run(self, names, feeds):
+            def io_binding(self):
+                return session.io_binding()
+
+            def run_with_iobinding(self, binding):  # every cached step
                 calls.append(1)
                 time.sleep(0.002)
-                return session.run(names, feeds)
+                return session.run_with_iobinding(binding)
 
         app.state.models.gpt.session = Slow()
         with httpx.stream("GET", f"http://127.0.0.1:{port}/api/generate/stream",
