@@ -55,7 +55,7 @@ class SelfAttention(nn.Module):
             k, v = kv_cache.write(k, v)  # (B, nh, P + T, hs)
         # attn_mask: bool (.., T, Tk), True = may attend, or float (added to the scores).
         # is_causal: the same as a lower-triangular mask, but lets the fused kernel skip the masked half.
-        if kv_cache is not None or torch.is_autocast_enabled("cpu"):
+        if torch.is_autocast_enabled("cpu"):
             y = attention_written_out(q, k, v, attn_mask, is_causal, self.dropout if self.training else 0.0)
         else:
             y = F.scaled_dot_product_attention(
@@ -69,14 +69,10 @@ class SelfAttention(nn.Module):
 def attention_written_out(q, k, v, attn_mask=None, is_causal=False, dropout_p=0.0):
     """softmax(q k^T / sqrt(hs) + mask) v, written out: the same maths as F.scaled_dot_product_attention.
 
-    attn_mask: bool (True = may attend) or float (added to the scores). Used where the fused
-    kernel is the slower choice on a CPU:
-    - bf16 training (--precision bf16): at head sizes 16-32 PyTorch's fused CPU kernel is slow in
-      bf16 (forward + backward at batch 48, 4 heads, 64 characters: 17 ms, vs 5.7 ms in fp32),
-      while two batched bf16 matmuls with the softmax kept in fp32 take 2.7 ms;
-    - the exported decoding graph (kv_cache): SDPA's ONNX form adds guards for fully masked rows
-      and extra reshapes to every layer; written out, the per-character step of the shipped GPT
-      has 145 nodes instead of 185 and runs in ~300 us instead of ~450 us at 192 cached characters."""
+    attn_mask: bool (True = may attend) or float (added to the scores). Used for bf16 training
+    (--precision bf16): at head sizes 16-32 PyTorch's fused CPU kernel is slow in bf16 (forward +
+    backward at batch 48, 4 heads, 64 characters: 17 ms, vs 5.7 ms in fp32), while two batched
+    bf16 matmuls with the softmax kept in fp32 take 2.7 ms."""
     T, Tk = q.size(-2), k.size(-2)
     if is_causal:
         attn_mask = torch.ones(T, Tk, dtype=torch.bool, device=q.device).tril(Tk - T)
