@@ -150,32 +150,33 @@ def draw(dist: Distribution, rng: np.random.Generator) -> int:
 
 
 _ARENA_LOCK = threading.Lock()
-_arena_registered = False
+_arena: bool | None = None  # None: not tried yet
 
 
-def shared_cpu_arena() -> None:
-    """Register one CPU arena for all sessions of this process. Per-session arenas each keep
-    their own peak, and grow in powers of two (a 5 MB need can reserve 8 MB)."""
-    global _arena_registered
+def shared_cpu_arena() -> bool:
+    """Register one CPU arena for all sessions of this process (True if it is there). Per-session
+    arenas each keep their own peak, and grow in powers of two (a 5 MB need can reserve 8 MB)."""
+    global _arena
     with _ARENA_LOCK:
-        if _arena_registered:
-            return
-        info = ort.OrtMemoryInfo("Cpu", ort.OrtAllocatorType.ORT_ARENA_ALLOCATOR, 0, ort.OrtMemType.DEFAULT)
-        # max_mem 0 = no limit; extend strategy 1 = kSameAsRequested; defaults for the rest.
-        ort.create_and_register_allocator(info, ort.OrtArenaCfg(0, 1, -1, -1))
-        _arena_registered = True
+        if _arena is None:
+            try:
+                info = ort.OrtMemoryInfo("Cpu", ort.OrtAllocatorType.ORT_ARENA_ALLOCATOR, 0, ort.OrtMemType.DEFAULT)
+                # max_mem 0 = no limit; extend strategy 1 = kSameAsRequested; defaults for the rest.
+                ort.create_and_register_allocator(info, ort.OrtArenaCfg(0, 1, -1, -1))
+                _arena = True
+            except Exception:  # noqa: BLE001 - an onnxruntime without it: per-session arenas
+                _arena = False
+        return _arena
 
 
 def make_session(path: Path, threads: int) -> ort.InferenceSession:
-    shared_cpu_arena()
     so = ort.SessionOptions()
     so.intra_op_num_threads = max(1, threads)
     so.inter_op_num_threads = 1
     # Spinning worker threads would steal the few cores from other requests' threads.
     so.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    # One arena for both models (registered once per process by shared_cpu_arena), grown by
-    # what is asked for rather than to the next power of two.
-    so.add_session_config_entry("session.use_env_allocators", "1")
+    if shared_cpu_arena():
+        so.add_session_config_entry("session.use_env_allocators", "1")
     so.log_severity_level = 3
     return ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
 
