@@ -24,7 +24,8 @@ import httpx
 import numpy as np
 
 from .config import REPO, Settings
-from .inference import FIRST_CHAR, MASK, MASK_MARKER, Models, draw, sampling_distribution
+from .inference import FIRST_CHAR, MASK, MASK_MARKER, Models
+from .sampling import draw, sampling_distribution
 
 SAMPLE = ("Now is the winter of our discontent made glorious summer by this sun of York; and all the "
           "clouds that lour'd upon our house in the deep bosom of the ocean buried. ")

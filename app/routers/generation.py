@@ -13,7 +13,8 @@ from fastapi.responses import HTMLResponse, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from .. import deps
-from ..inference import FIRST_CHAR, GPT, Step, Vocab, sampling_distribution
+from ..inference import FIRST_CHAR, GPT, Step, Vocab
+from ..sampling import sampling_distribution
 from ..schemas import GenerateQuery, GenerateRequest, GenerateResponse, NextTokenRequest, NextTokenResponse
 
 router = APIRouter(tags=["generation"])

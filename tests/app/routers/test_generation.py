@@ -11,7 +11,8 @@ import pytest
 import uvicorn
 
 from app.config import Settings
-from app.inference import FIRST_CHAR, softmax
+from app.inference import FIRST_CHAR
+from app.sampling import softmax
 from app.main import create_app
 from app.routers.generation import event_stream
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.inference import FIRST_CHAR, MASK, softmax
+from app.inference import FIRST_CHAR, MASK
+from app.sampling import softmax
 
 
 def test_markers_become_single_mask_tokens(client, models):

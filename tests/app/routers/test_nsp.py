@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from app.inference import softmax
+from app.sampling import softmax
 
 
 @pytest.fixture(scope="module")
