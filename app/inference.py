@@ -214,10 +214,11 @@ class GPT:
         return self.logits(window)[-1], len(window)
 
     def step(self, cache: CacheBinding, ids: list[int], start: int) -> np.ndarray:
-        """One cached run: logits of `ids` (seq, vocab) after the `start` characters in `cache`."""
+        """One cached run of `ids` after the `start` characters in `cache`: the logits (vocab,)
+        for the character that follows them (a copy: the binding reuses its buffer)."""
         if start + len(ids) > self.context:
             raise ValueError("GPT input past the context")
-        return cache.run(ids, start)
+        return cache.run(ids, start)[-1].copy()
 
     def generate(self, ids: list[int], max_new: int, temperature: float, top_k: int, top_p: float,
                  seed: int) -> Iterator[Step]:
@@ -230,7 +231,7 @@ class GPT:
         cache = CacheBinding(self)
         seq = list(ids[-self.context:])
         offset = len(ids) - len(seq)  # window start, as an index into prompt + generated
-        logits = self.step(cache, seq, 0)[-1].copy()  # (the binding reuses its buffer)
+        logits = self.step(cache, seq, 0)
         for i in range(max_new):
             dist = sampling_distribution(logits[FIRST_CHAR:], temperature, top_k, top_p)
             token = FIRST_CHAR + draw(dist, rng)
@@ -242,9 +243,9 @@ class GPT:
                 keep = self.context // 2
                 offset += len(seq) - keep
                 seq = seq[-keep:]
-                logits = self.step(cache, seq, 0)[-1].copy()
+                logits = self.step(cache, seq, 0)
             else:
-                logits = self.step(cache, seq[-1:], len(seq) - 1)[-1].copy()
+                logits = self.step(cache, seq[-1:], len(seq) - 1)
 
 
 class BERT:

@@ -24,8 +24,8 @@ class SpecialsFirstGPT(GPT):
         super().__init__(None, vocab, {"context": 8, "n_layer": 1, "n_head": 1, "n_embd": 2})
 
     def step(self, cache, ids, start):
-        logits = np.zeros((len(ids), self.vocab.size), dtype=np.float32)
-        logits[:, :FIRST_CHAR] = 50.0
+        logits = np.zeros(self.vocab.size, dtype=np.float32)
+        logits[:FIRST_CHAR] = 50.0
         return logits
 
 
