@@ -69,7 +69,12 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--gpt", default="runs/gpt/ckpt.pt")
     p.add_argument("--bert", default="runs/bert/ckpt.pt")
     p.add_argument("--out", default="models")
+    from .live import add_live_args
+    add_live_args(sub.add_parser("live", help="train gpt and/or bert side by side, reporting JSON lines (the app's /train)"))
     args = parser.parse_args(argv)
+    if args.command == "live":
+        from .live import cli
+        cli(sys.argv[2:] if argv is None else argv[1:])
     {"train": cmd_train, "evaluate": cmd_evaluate, "export": cmd_export, "package": cmd_package}[args.command](args)
 
 

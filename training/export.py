@@ -66,32 +66,45 @@ def empty_cache(cfg, batch: int) -> dict:
             **{name: np.zeros(cache_shape(cfg, batch), dtype=np.float32) for name in cache_names(cfg.n_layer)}}
 
 
-def _export(module, args, path: Path, input_names, output_names, dynamic_shapes) -> None:
-    program = torch.onnx.export(
-        module, args, dynamo=True, opset_version=OPSET, input_names=input_names,
+def _program(module, args, input_names, output_names, dynamic_shapes):
+    """The traced, not yet optimised ONNX program: its initializers keep the parameters' names, so
+    training/live.py can re-export new weights of the same model by swapping them in."""
+    return torch.onnx.export(
+        module, args, dynamo=True, opset_version=OPSET, input_names=input_names, optimize=False,
         output_names=output_names, dynamic_shapes=dynamic_shapes, external_data=False, verbose=False)
+
+
+def save_program(program, path: Path) -> None:
     program.optimize()
     program.save(str(path), external_data=False)
 
 
-def export_gpt(model, path: Path) -> None:
+def gpt_program(model):
     cfg = model.cfg
     ids = torch.zeros((2, 5), dtype=torch.long)
     names = cache_names(cfg.n_layer)
     past = [torch.zeros(cache_shape(cfg, 2)) for _ in names]
     batch, seq = torch.export.Dim("batch", min=1, max=1024), torch.export.Dim("seq", min=1, max=cfg.context)
     shapes = {"input_ids": {0: batch, 1: seq}, "past_length": None, "past": tuple({0: batch} for _ in names)}
-    _export(GPTExport(model).eval(), (ids, torch.tensor(3), *past), path,
-            ["input_ids", "past_length", *names], ["logits", *cache_names(cfg.n_layer, "present")], shapes)
+    return _program(GPTExport(model).eval(), (ids, torch.tensor(3), *past),
+                    ["input_ids", "past_length", *names], ["logits", *cache_names(cfg.n_layer, "present")], shapes)
 
 
-def export_bert(model, path: Path) -> None:
+def bert_program(model):
     cfg = model.cfg
     ids = torch.full((2, 6), 5, dtype=torch.long)
     batch, seq = torch.export.Dim("batch", min=1, max=1024), torch.export.Dim("seq", min=1, max=cfg.context)
     shapes = {"input_ids": {0: batch, 1: seq}, "token_type_ids": {0: batch, 1: seq}}
-    _export(BERTExport(model).eval(), (ids, torch.zeros_like(ids)), path,
-            ["input_ids", "token_type_ids"], ["mlm_logits", "nsp_logits"], shapes)
+    return _program(BERTExport(model).eval(), (ids, torch.zeros_like(ids)),
+                    ["input_ids", "token_type_ids"], ["mlm_logits", "nsp_logits"], shapes)
+
+
+def export_gpt(model, path: Path) -> None:
+    save_program(gpt_program(model), path)
+
+
+def export_bert(model, path: Path) -> None:
+    save_program(bert_program(model), path)
 
 
 def parity_lengths(context: int) -> list[int]:
@@ -99,11 +112,14 @@ def parity_lengths(context: int) -> list[int]:
 
 
 @torch.no_grad()
-def check_parity(family: str, model, path: Path, vocab_size: int, seed: int = 0) -> dict:
-    """Max |ONNX - PyTorch| over several sequence lengths (and, for GPT, cached decoding)."""
+def check_parity(family: str, model, path: Path, vocab_size: int, seed: int = 0, threads: int = 0) -> dict:
+    """Max |ONNX - PyTorch| over several sequence lengths (and, for GPT, cached decoding).
+    threads: onnxruntime's intra-op threads (0 = its default, one per core)."""
     import onnxruntime as ort
 
-    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    sess = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
     gen = torch.Generator().manual_seed(seed)
     cfg = model.cfg
     report = {}

@@ -1,0 +1,141 @@
+"""Model sets written during a live run (training/live.py), in a background thread.
+
+A dynamo ONNX export traces the model (5-15 s on a busy 2-core CPU) but its result, before
+optimisation, keeps each parameter as an initializer named after it. So each family is traced
+once per run (the *template*), and every later snapshot only swaps its weights in, optimises a
+copy and saves it (~0.5 s). Every file is still checked against PyTorch by export.check_parity;
+should a swapped graph ever disagree, the set falls back to a full export.
+
+A set is assembled in `.tmp-<name>` beside its destination and renamed into place when complete,
+so readers (the app) only ever see whole folders. Jobs are served final first, then in order.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import queue
+import shutil
+import threading
+import time
+from pathlib import Path
+
+import onnx_ir as ir
+import torch
+
+from .export import OPSET, bert_program, check_parity, export_bert, export_gpt, gpt_program, save_program
+from .model import build_model
+
+
+class SnapshotError(RuntimeError):
+    pass
+
+
+def write_json(path: Path, data) -> None:
+    """Write aside, then rename: a reader never sees half a file."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+class SetWriter(threading.Thread):
+    """Writes model sets from (state dicts, cards) jobs; `submit` returns at once."""
+
+    def __init__(self, model_cfg, vocab_json: dict, threads: int, on_done, on_error):
+        super().__init__(name="set-writer", daemon=True)
+        self.model_cfg = model_cfg  # {family: TransformerConfig}
+        self.vocab_json = vocab_json
+        self.threads = threads
+        self.on_done, self.on_error = on_done, on_error  # callbacks (from this thread)
+        self.jobs: queue.PriorityQueue = queue.PriorityQueue()
+        self.order = itertools.count()
+        self.templates: dict = {}
+        self.lock = threading.Lock()  # held while a set is renamed into place, and to stop
+        self.stopped = False
+        self.pending = 0
+        self.idle = threading.Event()
+        self.idle.set()
+        self.timings: list[dict] = []
+
+    def submit(self, dest: Path, states: dict, cards: dict, extra: dict, info: dict, first: bool = False) -> None:
+        """states: {family: state_dict (copied)}; cards: {family: card}; extra: {file name: JSON}."""
+        with self.lock:
+            self.pending += 1
+            self.idle.clear()
+        self.jobs.put((0 if first else 1, next(self.order), (dest, states, cards, extra, info)))
+
+    def stop(self) -> None:
+        """No further set lands after this returns (a set being renamed finishes first)."""
+        with self.lock:
+            self.stopped = True
+        self.jobs.put((-1, -1, None))
+
+    def run(self) -> None:
+        while True:
+            _, _, job = self.jobs.get()
+            if job is None or self.stopped:
+                return
+            dest, states, cards, extra, info = job
+            try:
+                t0 = time.perf_counter()
+                landed = self.write_set(dest, states, cards, extra)
+                if landed:
+                    self.timings.append({"set": dest.name, "seconds": round(time.perf_counter() - t0, 2)})
+                    self.on_done(dest, info, time.perf_counter() - t0)
+            except Exception as e:  # one bad set must not end the run: report it
+                self.on_error(dest, info, e)
+            finally:
+                with self.lock:
+                    self.pending -= 1
+                    if self.pending == 0:
+                        self.idle.set()
+
+    def write_set(self, dest: Path, states: dict, cards: dict, extra: dict) -> bool:
+        tmp = dest.with_name(f".tmp-{dest.name}")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        try:
+            for family, state in states.items():
+                model = build_model(family, self.model_cfg[family])
+                model.load_state_dict(state)
+                model.eval()
+                path = tmp / f"{family}.onnx"
+                parity = self.export(family, model, path)
+                cards[family]["onnx"] = {"file": path.name, "bytes": path.stat().st_size, "opset": OPSET,
+                                         "parity_max_abs_diff": parity["max_abs_diff"]}
+                write_json(tmp / f"{family}.card.json", cards[family])
+                if self.stopped:
+                    return False
+            write_json(tmp / "vocab.json", self.vocab_json)
+            for name, data in extra.items():
+                write_json(tmp / name, data)
+            with self.lock:
+                if self.stopped:
+                    return False
+                if dest.exists():  # a set of this name from an earlier attempt: replace it whole
+                    shutil.rmtree(dest)
+                tmp.rename(dest)
+            return True
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def export(self, family: str, model, path: Path) -> dict:
+        """Weights swapped into this family's template; a full export if parity says otherwise."""
+        vocab_size = self.model_cfg[family].vocab_size
+        with torch.no_grad():
+            template = self.templates.get(family)
+            if template is None:
+                template = (gpt_program if family == "gpt" else bert_program)(model)
+                self.templates[family] = template
+            weights = {f"{family}.{k}": v for k, v in model.state_dict().items()}
+            inits = template.model.graph.initializers
+            template.apply_weights({k: v for k, v in weights.items() if k in inits})
+            # optimize() folds and deduplicates in place: optimise a copy, keep the template whole
+            copy = torch.onnx.ONNXProgram(ir.serde.deserialize_model(ir.serde.serialize_model(template.model)), None)
+            save_program(copy, path)
+            parity = check_parity(family, model, path, vocab_size, threads=self.threads)
+            if not parity["ok"]:
+                (export_gpt if family == "gpt" else export_bert)(model, path)
+                parity = check_parity(family, model, path, vocab_size, threads=self.threads)
+            if not parity["ok"]:
+                raise SnapshotError(f"ONNX parity check failed for {family}: {json.dumps(parity)}")
+        return parity
