@@ -158,6 +158,7 @@ def add_live_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threads", type=int, default=0, help="torch threads (default: cores - 1, at least 1)")
     p.add_argument("--seed", type=int, default=1337)
     p.add_argument("--overrides", default=None, help='JSON of TrainConfig fields over the preset, e.g. {"steps": 200}')
+    p.add_argument("--export-cache", default=None, help="folder to keep traced ONNX graphs in, reused by later runs of the same shape")
     p.add_argument("--prompt", default=None, help="GPT sample prompt (default: a held-out line's start)")
     p.add_argument("--probe", default=None, help="BERT fill probe line (default: a held-out line)")
 
@@ -281,4 +282,6 @@ def cli(argv=None) -> None:
 
 
 if __name__ == "__main__":  # python -m training.live: starts without importing torch first
-    cli()
+    from training.live import cli as _cli  # one module object, so live_run's Stop is this Stop
+
+    _cli()

@@ -11,8 +11,10 @@ so readers (the app) only ever see whole folders. Jobs are served final first, t
 """
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
+import os
 import queue
 import shutil
 import threading
@@ -24,6 +26,9 @@ import torch
 
 from .export import OPSET, bert_program, check_parity, export_bert, export_gpt, gpt_program, save_program
 from .model import build_model
+
+# The traced graph depends on the exporter's code and the model's: part of the cache key.
+EXPORTER_HASH = hashlib.sha256(b"".join((Path(__file__).parent / n).read_bytes() for n in ("export.py", "model.py"))).hexdigest()[:12]
 
 
 class SnapshotError(RuntimeError):
@@ -40,7 +45,7 @@ def write_json(path: Path, data) -> None:
 class SetWriter(threading.Thread):
     """Writes model sets from (state dicts, cards) jobs; `submit` returns at once."""
 
-    def __init__(self, model_cfg, vocab_json: dict, threads: int, on_done, on_error):
+    def __init__(self, model_cfg, vocab_json: dict, threads: int, on_done, on_error, cache_dir: Path | None = None):
         super().__init__(name="set-writer", daemon=True)
         self.model_cfg = model_cfg  # {family: TransformerConfig}
         self.vocab_json = vocab_json
@@ -49,6 +54,7 @@ class SetWriter(threading.Thread):
         self.jobs: queue.PriorityQueue = queue.PriorityQueue()
         self.order = itertools.count()
         self.templates: dict = {}
+        self.cache_dir = cache_dir
         self.lock = threading.Lock()  # held while a set is renamed into place, and to stop
         self.stopped = False
         self.pending = 0
@@ -118,14 +124,34 @@ class SetWriter(threading.Thread):
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
+    def template(self, family: str, model):
+        """The traced program of this family and shape: from the cache folder when an earlier run
+        traced the same one (same config, vocabulary size, torch and exporter), else traced now."""
+        key = json.dumps([family, self.model_cfg[family].to_dict(), torch.__version__, OPSET, EXPORTER_HASH], sort_keys=True)
+        cached = self.cache_dir / f"{family}-{hashlib.sha256(key.encode()).hexdigest()[:16]}.onnx" if self.cache_dir else None
+        if cached is not None and cached.exists():
+            try:
+                return torch.onnx.ONNXProgram(ir.load(str(cached)), None)
+            except Exception:  # an unreadable cache entry: trace again and replace it
+                pass
+        program = (gpt_program if family == "gpt" else bert_program)(model)
+        if cached is not None:
+            try:
+                cached.parent.mkdir(parents=True, exist_ok=True)
+                tmp = cached.with_name(f".{cached.name}.{os.getpid()}.tmp")
+                ir.save(program.model, str(tmp))
+                tmp.replace(cached)
+            except OSError:
+                pass  # a cache is an optimisation only
+        return program
+
     def export(self, family: str, model, path: Path) -> dict:
         """Weights swapped into this family's template; a full export if parity says otherwise."""
         vocab_size = self.model_cfg[family].vocab_size
         with torch.no_grad():
             template = self.templates.get(family)
             if template is None:
-                template = (gpt_program if family == "gpt" else bert_program)(model)
-                self.templates[family] = template
+                template = self.templates[family] = self.template(family, model)
             weights = {f"{family}.{k}": v for k, v in model.state_dict().items()}
             inits = template.model.graph.initializers
             template.apply_weights({k: v for k, v in weights.items() if k in inits})

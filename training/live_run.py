@@ -63,7 +63,8 @@ class LiveRun:
         self.curves = {f: [] for f in families}
         self.snapshots: list[dict] = []
         self.writer = SetWriter({f: t.model_cfg for f, t in self.trainers.items()}, self.tok.to_json(),
-                                args.threads, self._landed, self._failed)
+                                args.threads, self._landed, self._failed,
+                                Path(args.export_cache) if args.export_cache else None)
         self.writer.start()
         self.final_landed = None
         events.emit("models", corpus=self.corpus, commands=self.commands, budget_s=self.budget_s,
