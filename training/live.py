@@ -88,7 +88,7 @@ def gpt_sample(model, tok, prompt: str, n: int = SAMPLE_CHARS, seed: int = SAMPL
     import torch
 
     first = tok.first_char_id
-    ids = tok.encode(prompt) or [tok.stoi.get("\n", first)]
+    ids = [int(i) for i in tok.encode(prompt)] or [tok.stoi.get("\n", first)]
     out = []
     was_training = model.training
     model.eval()
@@ -118,7 +118,7 @@ def bert_fill(model, tok, probe: str, positions: list[int]) -> dict:
 
     from .tokenizer import CLS, MASK, SEP
 
-    ids = [CLS] + tok.encode(probe)[: model.cfg.context - 2] + [SEP]
+    ids = [CLS] + [int(i) for i in tok.encode(probe)][: model.cfg.context - 2] + [SEP]
     for p in positions:
         if p + 1 < len(ids) - 1:
             ids[p + 1] = MASK

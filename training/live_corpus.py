@@ -12,6 +12,8 @@ import unicodedata
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
+
 MIN_CORPUS_CHARS = 2000  # the app checks the same number before it starts a run
 N_PARTS = 20  # pseudo-documents: NSP needs several, held-out = the last 2 + 2 (10 % + 10 %)
 MAX_VOCAB_CHARS = 300  # the rarest characters past this become [UNK]
@@ -100,3 +102,27 @@ def probe_line(text: str, lo: int = 30, hi: int = 80) -> str:
             return line
     flat = " ".join(text.split())
     return flat[:hi].rsplit(" ", 1)[0] if len(flat) > hi else flat
+
+
+def fast_tokenizer(chars: list[str], counts: dict[str, int]):
+    """A CharTokenizer whose encode is vectorised (numpy over code points, returning an int64 array):
+    the trainers encode the corpus once each, and the Python per-character loop took seconds
+    on the shipped plays, before the first step."""
+    from .tokenizer import UNK, CharTokenizer
+
+    class FastCharTokenizer(CharTokenizer):
+        def __init__(self, chars, counts=None):
+            super().__init__(chars, counts)
+            cps = np.array([ord(ch) for ch in self.chars], dtype=np.uint32)
+            order = np.argsort(cps)
+            self._keys = cps[order]
+            self._ids = (order + self.first_char_id).astype(np.int64)
+
+        def encode(self, text: str) -> np.ndarray:
+            cps = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+            if not len(self._keys):
+                return np.full(len(cps), UNK, dtype=np.int64)
+            at = np.searchsorted(self._keys, cps).clip(max=len(self._keys) - 1)
+            return np.where(self._keys[at] == cps, self._ids[at], UNK)
+
+    return FastCharTokenizer(chars, counts)

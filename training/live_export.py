@@ -17,6 +17,9 @@ import json
 import os
 import queue
 import shutil
+import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -35,6 +38,35 @@ class SnapshotError(RuntimeError):
     pass
 
 
+def template_path(cache_dir: Path, family: str, model_cfg) -> Path:
+    key = json.dumps([family, model_cfg.to_dict(), torch.__version__, OPSET, EXPORTER_HASH], sort_keys=True)
+    return cache_dir / f"{family}-{hashlib.sha256(key.encode()).hexdigest()[:16]}.onnx"
+
+
+def trace_to(path: Path, family: str, model_cfg, model=None):
+    """Trace one family (any weights: they are swapped in later) and keep the graph in `path`."""
+    model = model if model is not None else build_model(family, model_cfg).eval()
+    program = (gpt_program if family == "gpt" else bert_program)(model)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        ir.save(program.model, str(tmp))
+        tmp.replace(path)
+    except OSError:
+        pass  # the cache is an optimisation only
+    return program
+
+
+def start_tracer(cache_dir: Path, model_cfg: dict):
+    """Tracing is slow pure-Python work: in a process of its own it does not hold the training
+    loop's interpreter lock (in a thread it made each training step ~3x slower)."""
+    todo = {f: c.to_dict() for f, c in model_cfg.items() if not template_path(cache_dir, f, c).exists()}
+    if not todo:
+        return None
+    return subprocess.Popen([sys.executable, "-m", "training.live_export", str(cache_dir), json.dumps(todo)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 def write_json(path: Path, data) -> None:
     """Write aside, then rename: a reader never sees half a file."""
     tmp = path.with_name(f".{path.name}.tmp")
@@ -45,7 +77,7 @@ def write_json(path: Path, data) -> None:
 class SetWriter(threading.Thread):
     """Writes model sets from (state dicts, cards) jobs; `submit` returns at once."""
 
-    def __init__(self, model_cfg, vocab_json: dict, threads: int, on_done, on_error, cache_dir: Path | None = None):
+    def __init__(self, model_cfg, vocab_json: dict, threads: int, on_done, on_error, cache_dir: Path):
         super().__init__(name="set-writer", daemon=True)
         self.model_cfg = model_cfg  # {family: TransformerConfig}
         self.vocab_json = vocab_json
@@ -55,6 +87,7 @@ class SetWriter(threading.Thread):
         self.order = itertools.count()
         self.templates: dict = {}
         self.cache_dir = cache_dir
+        self.tracer = start_tracer(cache_dir, model_cfg)
         self.lock = threading.Lock()  # held while a set is renamed into place, and to stop
         self.stopped = False
         self.pending = 0
@@ -73,6 +106,8 @@ class SetWriter(threading.Thread):
         """No further set lands after this returns (a set being renamed finishes first)."""
         with self.lock:
             self.stopped = True
+        if self.tracer is not None and self.tracer.poll() is None:
+            self.tracer.kill()
         self.jobs.put((-1, -1, None))
 
     def run(self) -> None:
@@ -125,25 +160,17 @@ class SetWriter(threading.Thread):
             shutil.rmtree(tmp, ignore_errors=True)
 
     def template(self, family: str, model):
-        """The traced program of this family and shape: from the cache folder when an earlier run
-        traced the same one (same config, vocabulary size, torch and exporter), else traced now."""
-        key = json.dumps([family, self.model_cfg[family].to_dict(), torch.__version__, OPSET, EXPORTER_HASH], sort_keys=True)
-        cached = self.cache_dir / f"{family}-{hashlib.sha256(key.encode()).hexdigest()[:16]}.onnx" if self.cache_dir else None
-        if cached is not None and cached.exists():
+        """The traced program of this family and shape: traced by the tracer process started with
+        the run (or by an earlier run with the same shape), else traced here as a last resort."""
+        cached = template_path(self.cache_dir, family, self.model_cfg[family])
+        if not cached.exists() and self.tracer is not None:
+            self.tracer.wait()
+        if cached.exists():
             try:
                 return torch.onnx.ONNXProgram(ir.load(str(cached)), None)
             except Exception:  # an unreadable cache entry: trace again and replace it
                 pass
-        program = (gpt_program if family == "gpt" else bert_program)(model)
-        if cached is not None:
-            try:
-                cached.parent.mkdir(parents=True, exist_ok=True)
-                tmp = cached.with_name(f".{cached.name}.{os.getpid()}.tmp")
-                ir.save(program.model, str(tmp))
-                tmp.replace(cached)
-            except OSError:
-                pass  # a cache is an optimisation only
-        return program
+        return trace_to(cached, family, self.model_cfg[family], model)
 
     def export(self, family: str, model, path: Path) -> dict:
         """Weights swapped into this family's template; a full export if parity says otherwise."""
@@ -165,3 +192,17 @@ class SetWriter(threading.Thread):
             if not parity["ok"]:
                 raise SnapshotError(f"ONNX parity check failed for {family}: {json.dumps(parity)}")
         return parity
+
+
+if __name__ == "__main__":  # the tracer: python -m training.live_export CACHE_DIR '{"gpt": {config}, ...}'
+    try:  # die with the run (Linux: PR_SET_PDEATHSIG)
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").prctl(1, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+    from training.model import TransformerConfig
+
+    torch.set_num_threads(1)
+    for fam, cfg in json.loads(sys.argv[2]).items():
+        trace_to(template_path(Path(sys.argv[1]), fam, TransformerConfig(**cfg)), fam, TransformerConfig(**cfg))

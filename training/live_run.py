@@ -18,10 +18,10 @@ from .data import load_corpus
 from .evaluate import evaluate_bert, evaluate_gpt
 from .live import (PROGRESS_EVERY_S, SAMPLE_EVERY_S, SNAPSHOT_FRACTIONS, Stop, bert_fill, command_lines,
                    family_configs, fill_positions, gpt_sample)
-from .live_corpus import describe, probe_line, vocabulary_chars
+from .live_corpus import describe, fast_tokenizer, probe_line, vocabulary_chars
 from .live_export import SetWriter
 from .model import count_parameters
-from .tokenizer import CharTokenizer
+from .tokenizer import UNK
 from .train import Trainer
 
 OBJECTIVE = {"gpt": "causal language modelling (next character)",
@@ -39,8 +39,7 @@ class LiveRun:
         if not splits["train"] or not splits["validation"] or not splits["test"]:
             raise ValueError("the corpus needs training and held-out documents")
         train_text = "".join(d.text for d in splits["train"])
-        chars, counts = vocabulary_chars(train_text)
-        self.tok = CharTokenizer(chars, counts)
+        self.tok = fast_tokenizer(*vocabulary_chars(train_text))
         held = min(sum(len(d.text) for d in splits[k]) for k in ("validation", "test"))
         self.configs = family_configs(args, families, corpus_path, len(train_text), run_dir)
         for c in self.configs.values():
@@ -48,7 +47,7 @@ class LiveRun:
             if c.context + 2 > held:
                 c.context = max(8, min(c.context, held - 2) // 8 * 8)
         self.trainers = {f: Trainer(c, self.tok) for f, c in self.configs.items()}
-        unknown = sum(1 for ch in train_text if ch not in self.tok.stoi)
+        unknown = int((self.tok.encode(train_text) == UNK).sum())
         self.corpus = {**describe(splits, desc), "vocab_size": self.tok.vocab_size,
                        "unknown_chars": unknown, "path": str(corpus_path)}
         held_text = "\n".join(d.text for d in splits["validation"])
@@ -64,7 +63,7 @@ class LiveRun:
         self.snapshots: list[dict] = []
         self.writer = SetWriter({f: t.model_cfg for f, t in self.trainers.items()}, self.tok.to_json(),
                                 args.threads, self._landed, self._failed,
-                                Path(args.export_cache) if args.export_cache else None)
+                                Path(args.export_cache) if args.export_cache else run_dir / ".traced")
         self.writer.start()
         self.final_landed = None
         events.emit("models", corpus=self.corpus, commands=self.commands, budget_s=self.budget_s,
