@@ -29,6 +29,10 @@ OPTIONS = {
     "--max-concurrent-requests": ("max_concurrent_requests", int,
                                   "model requests in flight before answering 503 (default 64; 0 = no cap)"),
     "--log-level": ("log_level", str, "uvicorn log level (default info)"),
+    "--data-dir": ("data_dir", str, "where training runs are kept (default ./data)"),
+    "--instructor-token": ("instructor_token", str, "the instructor's token for starting runs (default: a random one, printed)"),
+    "--max-runs": ("max_runs", int, "training runs kept before starting one more is refused (default 20)"),
+    "--max-corpus-bytes": ("max_corpus_bytes", int, "largest training text accepted (default 2000000)"),
 }
 
 
@@ -54,6 +58,14 @@ def main(argv: list[str] | None = None) -> None:
         problems = "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in e.errors())
         sys.exit(f"playground: invalid setting ({problems})")
     os.environ["PLAYGROUND_MODELS_DIR"] = str(settings.models_dir.resolve())
+    os.environ["PLAYGROUND_DATA_DIR"] = str(settings.data_dir.resolve())
+    if not settings.instructor_token:  # as Jupyter does: one random token, printed once, shared by the workers
+        from .auth import new_token
+
+        os.environ["PLAYGROUND_INSTRUCTOR_TOKEN"] = token = new_token()
+        host = "127.0.0.1" if settings.host in ("0.0.0.0", "::") else settings.host
+        print(f"Instructor login (starts training runs; keep it to yourself):\n"
+              f"    http://{host}:{settings.port}/login#token={token}", flush=True)
     uvicorn.run("app.main:create_app", factory=True, host=settings.host, port=settings.port,
                 workers=settings.workers, log_level=settings.log_level.lower())
 

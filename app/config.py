@@ -47,3 +47,12 @@ class Settings(BaseSettings):
     stream_flush_ms: float = Field(10.0, gt=0)
     stream_flush_chars: int = Field(64, ge=1)
     log_level: str = "info"
+    # Training runs (app/runs.py, the /train page). Runs persist under data_dir (gitignored here).
+    data_dir: Path = REPO / "data"
+    # Who may start, cancel and delete runs; unset = `python -m app` makes a random one and prints it.
+    instructor_token: str | None = Field(None, min_length=8)
+    max_runs: int = Field(20, ge=1, le=10_000)  # stored runs; starting one more answers 507
+    max_corpus_bytes: int = Field(2_000_000, ge=10_000)  # pasted or uploaded training text
+    run_threads: int = Field(0, ge=0, le=256)  # trainer threads; 0 = cores - 1 (at least 1)
+    run_nice: int = Field(10, ge=0, le=19)  # the trainer's CPU priority below the server's
+    run_test_presets: bool = False  # accept the seconds-long "tiny" preset (tests only)

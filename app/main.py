@@ -5,6 +5,7 @@ Middleware, outermost first: security headers (app/security.py), admission contr
 (app/admission.py), body size limit (app/middleware.py)."""
 from __future__ import annotations
 
+import asyncio
 from contextlib import asynccontextmanager
 
 from anyio import to_thread
@@ -17,7 +18,8 @@ from .admission import AdmissionControl, AdmissionState
 from .config import Settings
 from .middleware import BodySizeLimit
 from .registry import Registry
-from .routers import attention, generation, mask_fill, meta, nsp
+from .routers import attention, generation, mask_fill, meta, nsp, runs
+from .runs import RunManager
 from .runtime import Runtime, limit_malloc_arenas
 from .security import HEADERS, SecurityHeaders
 
@@ -43,6 +45,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI):
         limit_malloc_arenas()
         app.state.registry = load_registry(settings)
+        app.state.runs = RunManager(settings, app.state.registry)
+        await to_thread.run_sync(app.state.runs.startup)
+        scan = asyncio.create_task(runs.rescan(app.state.runs))  # runs finished by other workers
         limiter = to_thread.current_default_thread_limiter()
         if settings.thread_pool:
             limiter.total_tokens = settings.thread_pool
@@ -51,6 +56,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             # files (read in the pool) and stream batches, whatever the cap.
             limiter.total_tokens = max(limiter.total_tokens, settings.max_concurrent_requests + 8)
         yield
+        scan.cancel()
+        app.state.runs.kill_all()
 
     app = FastAPI(title="Pretraining Playground", version=__version__, description=DESCRIPTION, lifespan=lifespan,
                   docs_url=None, redoc_url=None)
@@ -62,12 +69,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     errors.install_handlers(app, HEADERS)
     openapi.install(app)
     # add_middleware puts each one outside the ones added before it
-    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    # A training text may be larger than an inference body (JSON escaping: up to 2x + room)
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes,
+                       paths={"/api/runs": 2 * settings.max_corpus_bytes + 64 * 1024})
     app.add_middleware(AdmissionControl, state=app.state.admission)
     app.add_middleware(SecurityHeaders)
     if settings.static_dir.is_dir():  # without the applets' files /static/... is a plain 404
         app.mount("/static", StaticFiles(directory=str(settings.static_dir)), name="static")
-    for router in (meta.router, mask_fill.router, generation.router, nsp.router, attention.router):
+    for router in (meta.router, mask_fill.router, generation.router, nsp.router, attention.router, runs.router):
         app.include_router(router)
     return app
 

@@ -17,8 +17,9 @@ class BodyTooLarge(Exception):
 
 
 class BodySizeLimit:
-    def __init__(self, app: ASGIApp, max_bytes: int):
+    def __init__(self, app: ASGIApp, max_bytes: int, paths: dict[str, int] | None = None):
         self.app, self.max_bytes = app, max_bytes
+        self.paths = paths or {}  # exact path -> its own limit (POST /api/runs carries a corpus)
 
     async def _reject(self, send: Send, status: int, detail: str) -> None:
         await send_error(send, status, detail)
@@ -27,7 +28,8 @@ class BodySizeLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        too_large = f"request body is larger than the limit of {self.max_bytes} bytes"
+        limit = self.paths.get(scope.get("path", ""), self.max_bytes)
+        too_large = f"request body is larger than the limit of {limit} bytes"
         for name, value in scope["headers"]:
             if name == b"content-length":
                 try:
@@ -35,7 +37,7 @@ class BodySizeLimit:
                 except ValueError:
                     await self._reject(send, 400, "invalid Content-Length header")
                     return
-                if declared > self.max_bytes:
+                if declared > limit:
                     await self._reject(send, 413, too_large)
                     return
         received = 0
@@ -47,7 +49,7 @@ class BodySizeLimit:
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
-                if received > self.max_bytes:
+                if received > limit:
                     exceeded = True
                     raise BodyTooLarge()
             return message

@@ -150,7 +150,7 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def add_live_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out", required=True, help="run folder (snapshots/, final/, progress.jsonl)")
+    p.add_argument("--out", help="run folder (snapshots/, final/, progress.jsonl); required")
     p.add_argument("--corpus", default=str(DEFAULT_CORPUS), help="UTF-8 text file or folder (default: shipped Shakespeare)")
     p.add_argument("--families", default="gpt,bert", help="gpt, bert or gpt,bert")
     p.add_argument("--minutes", type=float, default=None, help="wall-clock training budget (default: the preset's)")
@@ -159,6 +159,8 @@ def add_live_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=1337)
     p.add_argument("--overrides", default=None, help='JSON of TrainConfig fields over the preset, e.g. {"steps": 200}')
     p.add_argument("--export-cache", default=None, help="folder to keep traced ONNX graphs in, reused by later runs of the same shape")
+    p.add_argument("--die-with-parent", action="store_true", help="stop when the process that started this one ends (the app)")
+    p.add_argument("--list-presets", action="store_true", help="print the budget presets as JSON and exit")
     p.add_argument("--prompt", default=None, help="GPT sample prompt (default: a held-out line's start)")
     p.add_argument("--probe", default=None, help="BERT fill probe line (default: a held-out line)")
 
@@ -218,8 +220,34 @@ def clean_partial(run_dir: Path) -> None:
                 shutil.rmtree(p, ignore_errors=True)
 
 
+def list_presets() -> list[dict]:
+    from .presets import preset_config, preset_names
+
+    return [{"name": n, "minutes": preset_config(n, "gpt")["minutes"],
+             **{f: preset_config(n, f) for f in ("gpt", "bert")}} for n in preset_names()]
+
+
+def die_with_parent() -> None:
+    """Linux: the kernel sends SIGTERM when the starting process ends (the server killed mid-run
+    must not leave an orphan trainer behind)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
+    if args.list_presets:
+        print(json.dumps(list_presets()))
+        return 0
+    if not args.out:
+        print("python -m training live: --out is required", file=sys.stderr)
+        return 2
+    if args.die_with_parent:
+        die_with_parent()
     run_dir = Path(args.out)
     run_dir.mkdir(parents=True, exist_ok=True)
     events = Events(run_dir)
@@ -245,6 +273,10 @@ def main(argv=None) -> int:
             raise ValueError("--minutes must be positive")
         if args.minutes is None and args.preset is None:
             raise ValueError("give --minutes or --preset")
+        from .presets import preset_names
+
+        if args.preset is not None and args.preset not in preset_names():
+            raise ValueError(f"--preset: choose one of {', '.join(preset_names())}")
         corpus_path, desc = prepare_corpus(args.corpus, run_dir)
         args.corpus_used = corpus_path
         args.threads = args.threads or max(1, (os.cpu_count() or 2) - 1)

@@ -195,7 +195,8 @@ class LiveRun:
         info = {"name": dest.name, "path": str(dest.relative_to(self.run_dir)), "step": self.total_steps(),
                 "steps": {f: t.step for f, t in self.trainers.items()}, "fraction": round(min(fraction, 1.0), 4),
                 "final": final}
-        meta = {**info, "families": list(self.trainers), "sample": extra}
+        info["sample"] = extra  # the snapshot event carries its moment's sample (the side-by-side view)
+        meta = {**info, "families": list(self.trainers)}
         files = {"snapshot.json": meta, **({"nsp_quiz.json": quiz} if quiz else {})}
         self.writer.submit(dest, states, cards, files, info, first=final)
 

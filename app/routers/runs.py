@@ -1,0 +1,194 @@
+"""Live pretraining: the /train page, instructor login, and the runs API.
+
+Watching is open to everyone (the class sees the same run, late joiners included); starting,
+cancelling and deleting need the instructor (app/auth.py). The work happens in app/runs.py.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterable
+from typing import Literal
+from urllib.parse import parse_qs
+
+from anyio import to_thread
+from fastapi import APIRouter, Header, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.sse import EventSourceResponse, ServerSentEvent
+from pydantic import BaseModel, ConfigDict, Field
+
+from .. import auth, deps
+from ..errors import ApiError
+from ..runs import ACTIVE, MAX_MINUTES, MIN_CORPUS_CHARS, MIN_MINUTES, TERMINAL, TRAIN_MISSING, RunManager, training_available
+
+router = APIRouter(tags=["runs"])
+POLL_S = 0.3  # how often an events stream looks for new lines
+RESCAN_S = 2.0  # how often a worker looks for runs finished by another worker
+
+
+async def rescan(manager: RunManager) -> None:
+    while True:
+        await asyncio.sleep(RESCAN_S)
+        try:
+            await to_thread.run_sync(manager.sync_registry)
+        except Exception:  # noqa: BLE001 - a scan that fails is tried again
+            pass
+
+
+def manager(request: Request) -> RunManager:
+    return request.app.state.runs
+
+
+class StartRun(BaseModel):
+    """Start a training run (instructor only)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    corpus: str | None = Field(None, description=f"The text to train on (plain UTF-8 text, at least {MIN_CORPUS_CHARS:,} "
+                               "characters; the server's cap is in GET /api/runs `limits`). Omitted: the shipped Shakespeare.")
+    name: str | None = Field(None, max_length=60, description="What the class calls it, shown in the model picker (e.g. 'Our poems').")
+    families: list[Literal["gpt", "bert"]] = Field(["gpt", "bert"], min_length=1, max_length=2,
+                                                   description="Which models to train (both: one text, one skeleton, two objectives).")
+    minutes: float | None = Field(None, description=f"Wall-clock training budget, {MIN_MINUTES:g} to {MAX_MINUTES:g} minutes "
+                                  "(default: the preset's).")
+    preset: str | None = Field(None, max_length=32, description="Model size and schedule by name (GET /api/runs `presets`); "
+                               "default: the one nearest to `minutes`.")
+    seed: int = Field(1337, ge=0, le=2**31 - 1)
+
+
+def summary(run: dict) -> dict:
+    return {k: run.get(k) for k in ("id", "name", "status", "created", "started", "ended", "reason", "settings",
+                                    "corpus", "progress", "validation", "metrics", "snapshots", "steps")}
+
+
+@router.get("/api/runs", responses=deps.errors(503))
+def list_runs(request: Request):
+    """Every stored run, newest first, with its status (queued, running, finished, cancelled, failed,
+    interrupted), settings, corpus description and metrics; the running one; what starting needs."""
+    m, s = manager(request), request.app.state.settings
+    runs = m.list()
+    return {"runs": [summary(r) for r in runs], "active": next((r["id"] for r in runs if r["status"] in ACTIVE), None),
+            "training_available": training_available(), "enable": None if training_available() else TRAIN_MISSING,
+            "storage_problem": m.problem, "presets": m.presets(), "instructor": auth.is_instructor(request),
+            "limits": {"min_corpus_chars": MIN_CORPUS_CHARS, "max_corpus_bytes": s.max_corpus_bytes,
+                       "min_minutes": MIN_MINUTES, "max_minutes": MAX_MINUTES, "max_runs": s.max_runs}}
+
+
+@router.get("/api/runs/{run_id}", responses=deps.errors(404))
+def get_run(run_id: str, request: Request):
+    """One run in full: status, settings, corpus, latest progress, held-out metrics, snapshots (each a
+    model set id usable as `model` everywhere), the equivalent command lines."""
+    return manager(request).get(run_id)
+
+
+@router.post("/api/runs", status_code=202, responses=deps.errors(401, 403, 409, 413, 422, 503, 507))
+def start_run(body: StartRun, request: Request, _: auth.InstructorDep):
+    """Start a run (instructor only). 202 with the run; 409 naming the run already training;
+    507 when the stored-runs cap is reached; 503 when training is not installed."""
+    if body.minutes is not None and not MIN_MINUTES <= body.minutes <= MAX_MINUTES:
+        raise ApiError(f"minutes must be between {MIN_MINUTES:g} and {MAX_MINUTES:g}", "minutes")
+    if not training_available():
+        raise ApiError(TRAIN_MISSING, None, status=503)
+    m = manager(request)
+    presets = {p["name"]: p for p in m.presets()}
+    if body.preset is not None and body.preset not in presets:
+        raise ApiError(f"preset must be one of {', '.join(presets)}", "preset")
+    minutes = body.minutes if body.minutes is not None else float(presets[body.preset]["minutes"]) if body.preset else 3.0
+    run = m.start(body.corpus, body.name, list(dict.fromkeys(body.families)), minutes, body.preset, body.seed)
+    return Response(json.dumps(summary(run)), status_code=202, media_type="application/json",
+                    headers={"Location": f"/api/runs/{run['id']}"})
+
+
+@router.delete("/api/runs/{run_id}", responses=deps.errors(401, 403, 404))
+def delete_run(run_id: str, request: Request, _: auth.InstructorDep):
+    """Cancel a queued or running run (it stops at once; its finished snapshots stay), or delete a
+    finished one with its model sets."""
+    return summary(manager(request).cancel_or_delete(run_id))
+
+
+@router.get("/api/runs/{run_id}/events", response_class=EventSourceResponse, responses=deps.errors(404))
+async def run_events(run_id: str, request: Request,
+                     last_event_id: int | None = Header(None, description="resume after this event (EventSource sends it)")) -> AsyncIterable[ServerSentEvent]:
+    """Server-sent events: the run's whole history first, then live, one event per trainer line
+    (`start`, `models`, `progress`, `eval`, `sample`, `snapshot`, `exporting`, `finished`,
+    `cancelled`, `error`; data = the JSON line, ids count lines), plus `status` (the run summary)
+    whenever its status or snapshots change. The stream ends once the run has ended."""
+    m = manager(request)
+    m.get(run_id)  # 404 before the stream starts
+    path = m.runs_dir / run_id / "progress.jsonl"
+    pos, n, last_status, skip = 0, 0, None, last_event_id or 0
+    while True:
+        try:
+            with open(path, "rb") as f:
+                f.seek(pos)
+                chunk = f.read()
+        except FileNotFoundError:
+            chunk = b""
+        end = chunk.rfind(b"\n") + 1  # complete lines only
+        pos += end
+        for raw in chunk[:end].decode("utf-8", errors="replace").splitlines():
+            n += 1
+            if n <= skip or not raw.strip():
+                continue
+            try:
+                kind = str(json.loads(raw).get("event", "message"))
+            except (ValueError, AttributeError):
+                continue
+            yield ServerSentEvent(raw_data=raw, event=kind, id=str(n))
+        try:
+            run = m.get(run_id)
+        except ApiError:
+            yield ServerSentEvent(data={"id": run_id, "status": "deleted"}, event="status")
+            return
+        key = (run["status"], len(run.get("snapshots") or []), run.get("metrics") is not None)
+        if key != last_status:
+            last_status = key
+            yield ServerSentEvent(data=summary(run), event="status")
+        if run["status"] in TERMINAL and end == 0:
+            return
+        if await request.is_disconnected():
+            return
+        await asyncio.sleep(POLL_S)
+
+
+# ---- pages and login ---------------------------------------------------------------------------
+
+@router.api_route("/train", methods=["GET", "HEAD"], response_class=HTMLResponse, include_in_schema=False)
+def train_page(request: Request):
+    return deps.render(request, "train.html", "train", "Live pretraining")
+
+
+@router.api_route("/login", methods=["GET", "HEAD"], response_class=HTMLResponse, include_in_schema=False)
+def login_page(request: Request):
+    return deps.render(request, "login.html", "login", "Instructor login")
+
+
+@router.post("/login", include_in_schema=False)
+async def login(request: Request):
+    """Form field `token` (or JSON {"token"}): sets the session cookie and redirects to /train."""
+    token = request.app.state.settings.instructor_token
+    if not auth.same_site(request):
+        raise ApiError("log in from this site's own login page", "token", status=403)
+    raw = await request.body()
+    if request.headers.get("content-type", "").startswith("application/json"):
+        try:
+            given = str(json.loads(raw).get("token", ""))
+        except (ValueError, AttributeError):
+            given = ""
+    else:
+        given = (parse_qs(raw.decode("utf-8", errors="replace")).get("token") or [""])[0]
+    given = given.strip()
+    if not given:
+        raise ApiError("token is required", "token", status=401)
+    if not token or not auth.same(given, token):
+        await auth.fail(request, 403, "the instructor token is wrong")
+    response = RedirectResponse("/train", status_code=303)
+    response.set_cookie(auth.COOKIE, auth.session_value(token), httponly=True, samesite="strict",
+                        secure=request.url.scheme == "https", path="/")
+    return response
+
+
+@router.post("/logout", include_in_schema=False)
+def logout():
+    response = RedirectResponse("/train", status_code=303)
+    response.delete_cookie(auth.COOKIE, path="/")
+    return response
