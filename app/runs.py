@@ -42,9 +42,10 @@ MIN_CORPUS_CHARS = 2000  # = training/live_corpus.py MIN_CORPUS_CHARS (app/ does
 MIN_MINUTES, MAX_MINUTES = 0.5, 30.0
 TRAIN_EXTRA = 'pip install -e ".[train]"'
 TRAIN_MISSING = f"Training needs the train extra (PyTorch, onnx, onnxscript): {TRAIN_EXTRA}"
-# The test-only preset (Settings.run_test_presets): a model that trains in seconds.
-TINY = {"n_layer": 1, "n_head": 2, "n_embd": 32, "n_ff": 64, "context": 32, "batch_size": 8, "steps": 40,
-        "eval_batches": 2}
+# Test-only presets (Settings.run_test_presets): a model that trains in seconds ("tiny", 40 steps
+# each) or for the whole budget ("tiny-slow", to cancel or kill mid-run).
+TINY = {"n_layer": 1, "n_head": 2, "n_embd": 32, "n_ff": 64, "context": 32, "batch_size": 8, "eval_batches": 2}
+TEST_PRESETS = {"tiny": {**TINY, "steps": 40}, "tiny-slow": TINY}
 RUN_ID = re.compile(r"^r-[0-9]{8}-[0-9]{6}-[0-9a-f]{4}$")
 
 
@@ -93,12 +94,15 @@ class RunManager:
 
     # ---- startup, folders, the registry ----------------------------------------------------------
     def startup(self) -> None:
-        try:
-            self.runs_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            self.problem = f"the data folder {self.data_dir} cannot be created ({e.strerror})"
+        """Mark runs cut short by a stopped server, and serve every run's model sets. (The data
+        folder is made by the first run: serving alone writes nothing.)"""
+        if not self.runs_dir.is_dir():
             return
-        fd = self._try_lock()
+        try:
+            fd = self._try_lock()
+        except OSError as e:
+            self.problem = f"the data folder {self.data_dir} is not writable ({e.strerror})"
+            fd = None
         if fd is not None:  # nobody trains: whatever says running was cut short by a stop
             try:
                 for run in self.list():
@@ -142,7 +146,7 @@ class RunManager:
 
     def sync_registry(self) -> None:
         """Add new complete sets to this worker's registry and drop those of deleted runs."""
-        if self.registry is None or self.problem:
+        if self.registry is None:
             return
         seen: dict[str, Path] = {}
         for run in self.list():
@@ -199,8 +203,8 @@ class RunManager:
             except (OSError, ValueError, subprocess.SubprocessError) as e:
                 log.warning("training presets unavailable: %s", e)
                 return []
-        return self._presets + ([{"name": "tiny", "minutes": 1.0, "test_only": True, "gpt": TINY, "bert": TINY}]
-                                if self.settings.run_test_presets else [])
+        tests = [{"name": n, "minutes": 1.0, "test_only": True, "gpt": c, "bert": c} for n, c in TEST_PRESETS.items()]
+        return self._presets + (tests if self.settings.run_test_presets else [])
 
     # ---- starting --------------------------------------------------------------------------------
     def start(self, corpus: str | None, name: str | None, families: list[str], minutes: float,
@@ -208,14 +212,17 @@ class RunManager:
         s = self.settings
         if not training_available():
             raise ApiError(TRAIN_MISSING, None, status=503)
-        if self.problem:
-            raise ApiError(self.problem, None, status=503)
         if corpus is not None:
             check_corpus(corpus, s.max_corpus_bytes)
         names = [p["name"] for p in self.presets()]
         if preset is not None and preset not in names:
             raise ApiError(f"preset must be one of {', '.join(names) or '(none: training is not installed)'}", "preset")
-        fd = self._try_lock()
+        try:
+            self.runs_dir.mkdir(parents=True, exist_ok=True)
+            fd = self._try_lock()
+        except OSError as e:
+            raise ApiError(f"the data folder {self.data_dir} is not writable ({e.strerror}); start the server "
+                           f"with a writable --data-dir", None, status=503) from None
         if fd is None:
             running = self.active()
             what = f"{running['id']} ({running['name']})" if running else "another run"
@@ -260,8 +267,8 @@ class RunManager:
                "--export-cache", str(self.data_dir / "traced"), "--die-with-parent"]
         if has_corpus:
             cmd += ["--corpus", str(run_dir / "corpus.txt")]
-        if st["preset"] == "tiny":
-            cmd += ["--overrides", json.dumps(TINY)]
+        if st["preset"] in TEST_PRESETS:
+            cmd += ["--overrides", json.dumps(TEST_PRESETS[st["preset"]])]
         elif st["preset"]:
             cmd += ["--preset", st["preset"]]
         nice = shutil.which("nice")
