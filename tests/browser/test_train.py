@@ -1,0 +1,113 @@
+"""/train in a real browser: the instructor logs in and starts a tiny run; a second browser context
+without the token watches it arrive live, sees the snapshots, and plays with the new models."""
+from __future__ import annotations
+
+import re
+import socket
+import threading
+import time
+
+import pytest
+
+from .conftest import make_page
+
+pytestmark = pytest.mark.browser
+TOKEN = "browser-teacher-token"
+
+
+@pytest.fixture(scope="module")
+def train_server(tiny_models_dir, tmp_path_factory):
+    import uvicorn
+
+    from app.config import Settings
+    from app.main import create_app
+
+    settings = Settings(models_dir=tiny_models_dir, data_dir=tmp_path_factory.mktemp("data"), instructor_token=TOKEN,
+                        run_test_presets=True)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(settings), log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=15)
+    sock.close()
+
+
+@pytest.fixture(scope="module")
+def finished_run(browser, train_server, tiny_corpus):
+    """The instructor's browser starts a run; the student's browser watches it to the end."""
+    text = "".join(p.read_text(encoding="utf-8") for p in sorted(tiny_corpus.glob("*.txt")))
+    text += "\n<b>bold?</b> [MASK] [CLS] <img src=x onerror=alert(1)>\n"
+    teacher_ctx, teacher, t_rec = make_page(browser, train_server)
+    teacher.goto(f"/login#token={TOKEN}")
+    teacher.wait_for_url(re.compile(r"/train"))
+    assert TOKEN not in teacher.url
+    teacher.wait_for_selector("#t-start:not([hidden])")
+    teacher.check("input[name=t-source][value=paste]")
+    teacher.fill("#t-text", text)
+    teacher.fill("#t-name", "Our poems")
+    teacher.check("input[name=t-preset][value=tiny]")
+    teacher.click("#t-go")
+    teacher.wait_for_function("document.querySelector('#t-run-name').textContent === 'Our poems'")
+    run_id = teacher.evaluate("new URLSearchParams(location.search).get('run')")
+    assert run_id
+
+    student_ctx, student, s_rec = make_page(browser, train_server)
+    student.goto("/train")
+    assert student.is_hidden("#t-start") and student.is_visible("#t-login")
+    student.wait_for_function("/step \\d+/.test(document.querySelector('#t-stats').textContent)"
+                              " || document.querySelector('#t-status').textContent === 'finished'", timeout=120_000)
+    student.wait_for_function("document.querySelector('#t-status').textContent === 'finished'", timeout=180_000)
+    student.wait_for_selector("#t-end:not([hidden])")
+    yield {"id": run_id, "student": student, "s_rec": s_rec, "teacher": teacher, "t_rec": t_rec}
+    teacher_ctx.close()
+    student_ctx.close()
+
+
+def test_student_watches_the_run_live_to_the_end(finished_run):
+    page = finished_run["student"]
+    assert page.locator("#t-chart-gpt svg path.train").count() == 1
+    assert page.locator("#t-chart-gpt svg circle.val").count() >= 2
+    cards = page.locator("#t-snapshots .snapshot")
+    assert cards.count() >= 3 and "Final" in cards.last.inner_text()
+    assert "GPT" in page.inner_text("#t-metrics") and "python -m training live" in page.inner_text("#t-commands")
+    # the class's text is shown as text: no markup from it ever becomes an element
+    assert page.locator("#main b, #main img").count() == 0
+    status = page.evaluate("fetch('/api/runs', {method: 'POST', headers: {'Content-Type': 'application/json'},"
+                           " body: '{}'}).then((r) => r.status)")
+    assert status == 401  # a student cannot start one
+    assert page.is_hidden("#t-cancel") and page.is_hidden("#t-delete")
+    finished_run["s_rec"].assert_clean(page)
+    finished_run["t_rec"].assert_clean(finished_run["teacher"])
+
+
+def test_share_link_restores_the_run(browser, train_server, finished_run):
+    ctx, page, rec = make_page(browser, train_server)
+    page.goto(f"/train?run={finished_run['id']}")
+    page.wait_for_function("document.querySelector('#t-status').textContent === 'finished'")
+    assert page.inner_text("#t-run-name") == "Our poems"
+    assert page.locator("#t-snapshots .snapshot").count() >= 3
+    rec.assert_clean(page)
+    ctx.close()
+
+
+@pytest.mark.parametrize("applet, path", [("generate", "/generate"), ("mask_fill", "/mask-fill")])
+def test_the_new_models_play_in_the_applets(browser, train_server, finished_run, applet, path):
+    run_id = finished_run["id"]
+    ctx, page, rec = make_page(browser, train_server)
+    for model in (run_id, f"{run_id}@0"):
+        seen = []
+        page.on("request", lambda r: seen.append(r.post_data or r.url) if "/api/" in r.url else None)
+        page.goto(f"{path}?model={model}")
+        page.wait_for_load_state("networkidle")
+        if page.evaluate("typeof PP.model === 'undefined'"):
+            pytest.skip("the applets' model picker (PP.model, CONTRACT A) is not in this branch yet")
+        assert any(model in s for s in seen if "/api/models" not in s), seen
+    rec.assert_clean(page)
+    ctx.close()
