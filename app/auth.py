@@ -69,14 +69,16 @@ def throttle(request: Request) -> Throttle:
 
 
 def same_site(request: Request) -> bool:
-    """True unless the browser says the request comes from another site."""
-    if request.headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
-        return False
+    """True unless the browser says the request comes from another site. Browsers send
+    Sec-Fetch-Site on every request; Origin is only a fallback for older ones (with this server's
+    Referrer-Policy: no-referrer, a same-origin form or fetch POST carries `Origin: null`)."""
+    fetch_site = request.headers.get("sec-fetch-site")
+    if fetch_site is not None:
+        return fetch_site in ("same-origin", "none")
     origin = request.headers.get("origin")
-    if origin and origin != "null":
-        host = request.headers.get("host", "")
-        return origin.split("://", 1)[-1] == host
-    return origin != "null"
+    if origin is None:  # not a browser (curl with the cookie): nothing to forge
+        return True
+    return origin != "null" and origin.split("://", 1)[-1] == request.headers.get("host", "")
 
 
 async def fail(request: Request, status: int, detail: str):

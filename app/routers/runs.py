@@ -55,12 +55,43 @@ class StartRun(BaseModel):
     seed: int = Field(1337, ge=0, le=2**31 - 1)
 
 
+class RunSummary(BaseModel):
+    """A training run as listed (GET /api/runs/{id} adds models, commands, sample, pid, exit code)."""
+
+    model_config = ConfigDict(extra="allow")
+    id: str = Field(description="Run id; also the model set id of its final models (snapshots: '<id>@<step>').")
+    name: str = Field(description="Shown in the model pickers ('<name> · final', '<name> · step N').")
+    status: Literal["queued", "running", "finished", "cancelled", "failed", "interrupted", "cancelling", "deleted"]
+    created: float = Field(description="Unix time.")
+    started: float | None = None
+    ended: float | None = None
+    reason: str | None = Field(None, description="Why it failed, was cancelled or interrupted.")
+    settings: dict = Field(description="families, minutes, preset, seed, threads.")
+    corpus: dict = Field(description="source (shipped|text), characters per split, documents, vocab_size.")
+    progress: dict = Field(description="Latest per family: step, loss, tokens_per_s, elapsed_s, remaining_s, fraction.")
+    validation: dict = Field(description="Latest validation loss per family.")
+    metrics: dict | None = Field(None, description="Held-out metrics of the finished run (its own test split).")
+    snapshots: list[dict] = Field(description="Model sets written so far: name, step, id (usable as `model`), final.")
+    steps: dict | None = None
+
+
+class RunList(BaseModel):
+    runs: list[RunSummary]
+    active: str | None = Field(description="The run training now (one at a time), if any.")
+    training_available: bool = Field(description="False when the train extra is not installed.")
+    enable: str | None = Field(description="How to enable training, when it is not available.")
+    storage_problem: str | None
+    presets: list[dict] = Field(description="Budget presets: name, minutes, and the model size per family.")
+    instructor: bool = Field(description="Whether this browser is logged in as the instructor.")
+    limits: dict = Field(description="min_corpus_chars, max_corpus_bytes, min_minutes, max_minutes, max_runs.")
+
+
 def summary(run: dict) -> dict:
     return {k: run.get(k) for k in ("id", "name", "status", "created", "started", "ended", "reason", "settings",
                                     "corpus", "progress", "validation", "metrics", "snapshots", "steps")}
 
 
-@router.get("/api/runs", responses=deps.errors(503))
+@router.get("/api/runs", response_model=RunList)
 def list_runs(request: Request):
     """Every stored run, newest first, with its status (queued, running, finished, cancelled, failed,
     interrupted), settings, corpus description and metrics; the running one; what starting needs."""
@@ -73,14 +104,15 @@ def list_runs(request: Request):
                        "min_minutes": MIN_MINUTES, "max_minutes": MAX_MINUTES, "max_runs": s.max_runs}}
 
 
-@router.get("/api/runs/{run_id}", responses=deps.errors(404))
+@router.get("/api/runs/{run_id}", response_model=RunSummary, responses=deps.errors(404))
 def get_run(run_id: str, request: Request):
     """One run in full: status, settings, corpus, latest progress, held-out metrics, snapshots (each a
     model set id usable as `model` everywhere), the equivalent command lines."""
     return manager(request).get(run_id)
 
 
-@router.post("/api/runs", status_code=202, responses=deps.errors(401, 403, 409, 413, 422, 503, 507))
+@router.post("/api/runs", status_code=202, response_model=RunSummary,
+             responses=deps.errors(400, 401, 403, 409, 413, 422, 503, 507))
 def start_run(body: StartRun, request: Request, _: auth.InstructorDep):
     """Start a run (instructor only). 202 with the run; 409 naming the run already training;
     507 when the stored-runs cap is reached; 503 when training is not installed."""
@@ -98,7 +130,7 @@ def start_run(body: StartRun, request: Request, _: auth.InstructorDep):
                     headers={"Location": f"/api/runs/{run['id']}"})
 
 
-@router.delete("/api/runs/{run_id}", responses=deps.errors(401, 403, 404))
+@router.delete("/api/runs/{run_id}", response_model=RunSummary, responses=deps.errors(401, 403, 404))
 def delete_run(run_id: str, request: Request, _: auth.InstructorDep):
     """Cancel a queued or running run (it stops at once; its finished snapshots stay), or delete a
     finished one with its model sets."""

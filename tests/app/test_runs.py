@@ -221,3 +221,26 @@ def test_app_never_imports_torch_or_training():
             "bad = [m for m in sys.modules if m.split('.')[0] in ('torch', 'training', 'onnx', 'onnxscript')]; "
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True)
+
+
+def test_without_a_token_the_server_makes_one_and_prints_a_login_url(monkeypatch, capsys):
+    import uvicorn
+
+    import app.__main__ as cli
+
+    monkeypatch.setattr(uvicorn, "run", lambda *a, **k: None)
+    saved = dict(os.environ)  # cli.main hands settings to the workers through the environment
+    try:
+        for key in [k for k in os.environ if k.startswith("PLAYGROUND_")]:
+            del os.environ[key]
+        cli.main(["--port", "8123"])
+        token = os.environ["PLAYGROUND_INSTRUCTOR_TOKEN"]
+        out = capsys.readouterr().out
+        assert f"http://127.0.0.1:8123/login#token={token}" in out and len(token) >= 24
+        del os.environ["PLAYGROUND_INSTRUCTOR_TOKEN"]
+        cli.main(["--instructor-token", "given-token-1"])
+        assert os.environ["PLAYGROUND_INSTRUCTOR_TOKEN"] == "given-token-1"
+        assert "login#token" not in capsys.readouterr().out
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)

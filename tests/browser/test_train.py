@@ -2,14 +2,22 @@
 without the token watches it arrive live, sees the snapshots, and plays with the new models."""
 from __future__ import annotations
 
+import importlib.util
 import re
 import socket
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
-from .conftest import make_page
+pytest.importorskip("playwright.sync_api")
+# the suite's page wrapper (console errors, CSP violations, foreign requests), for our own server
+_spec = importlib.util.spec_from_file_location("browser_suite", Path(__file__).with_name("conftest.py"))
+_suite = sys.modules.setdefault("browser_suite", importlib.util.module_from_spec(_spec))
+_spec.loader.exec_module(_suite)
+make_page = _suite.make_page
 
 pytestmark = pytest.mark.browser
 TOKEN = "browser-teacher-token"
