@@ -148,6 +148,10 @@ class RunManager:
         """Add new complete sets to this worker's registry and drop those of deleted runs."""
         if self.registry is None:
             return
+        with self.lock:  # the watcher thread and the periodic scan may both call this
+            self._sync_registry()
+
+    def _sync_registry(self) -> None:
         seen: dict[str, Path] = {}
         for run in self.list():
             for set_id, folder, fields in self.model_sets(run):

@@ -86,7 +86,7 @@ class LiveRun:
         busy = {f: 0.0 for f in self.families}
         window = {f: {"loss": [], "tokens": 0, "since": 0.0} for f in self.families}
         eval_every = max(EVAL_MIN_S, self.budget_s / EVAL_POINTS) if math.isfinite(self.budget_s) else EVAL_MIN_S
-        next_eval, next_sample, next_progress = eval_every, SAMPLE_EVERY_S, PROGRESS_EVERY_S
+        next_eval, next_sample, next_progress = eval_every, SAMPLE_EVERY_S, 0.0  # first progress at the first step
         fractions = list(SNAPSHOT_FRACTIONS)
         for tr in self.trainers.values():
             tr.model.train()

@@ -62,16 +62,16 @@ def finished_run(browser, train_server, tiny_corpus):
     teacher.fill("#t-name", "Our poems")
     teacher.check("input[name=t-preset][value=tiny]")
     teacher.click("#t-go")
-    teacher.wait_for_function("document.querySelector('#t-run-name').textContent === 'Our poems'")
+    teacher.wait_for_function("() => document.querySelector('#t-run-name').textContent === 'Our poems'")
     run_id = teacher.evaluate("new URLSearchParams(location.search).get('run')")
     assert run_id
 
     student_ctx, student, s_rec = make_page(browser, train_server)
     student.goto("/train")
     assert student.is_hidden("#t-start") and student.is_visible("#t-login")
-    student.wait_for_function("/step \\d+/.test(document.querySelector('#t-stats').textContent)"
+    student.wait_for_function("() => /step \\d+/.test(document.querySelector('#t-stats').textContent)"
                               " || document.querySelector('#t-status').textContent === 'finished'", timeout=120_000)
-    student.wait_for_function("document.querySelector('#t-status').textContent === 'finished'", timeout=180_000)
+    student.wait_for_function("() => document.querySelector('#t-status').textContent === 'finished'", timeout=180_000)
     student.wait_for_selector("#t-end:not([hidden])")
     yield {"id": run_id, "student": student, "s_rec": s_rec, "teacher": teacher, "t_rec": t_rec}
     teacher_ctx.close()
@@ -87,9 +87,7 @@ def test_student_watches_the_run_live_to_the_end(finished_run):
     assert "GPT" in page.inner_text("#t-metrics") and "python -m training live" in page.inner_text("#t-commands")
     # the class's text is shown as text: no markup from it ever becomes an element
     assert page.locator("#main b, #main img").count() == 0
-    status = page.evaluate("fetch('/api/runs', {method: 'POST', headers: {'Content-Type': 'application/json'},"
-                           " body: '{}'}).then((r) => r.status)")
-    assert status == 401  # a student cannot start one
+    assert page.request.post("/api/runs", data={}).status == 401  # with the student's cookies: cannot start one
     assert page.is_hidden("#t-cancel") and page.is_hidden("#t-delete")
     finished_run["s_rec"].assert_clean(page)
     finished_run["t_rec"].assert_clean(finished_run["teacher"])
@@ -98,7 +96,7 @@ def test_student_watches_the_run_live_to_the_end(finished_run):
 def test_share_link_restores_the_run(browser, train_server, finished_run):
     ctx, page, rec = make_page(browser, train_server)
     page.goto(f"/train?run={finished_run['id']}")
-    page.wait_for_function("document.querySelector('#t-status').textContent === 'finished'")
+    page.wait_for_function("() => document.querySelector('#t-status').textContent === 'finished'")
     assert page.inner_text("#t-run-name") == "Our poems"
     assert page.locator("#t-snapshots .snapshot").count() >= 3
     rec.assert_clean(page)
