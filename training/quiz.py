@@ -101,9 +101,9 @@ def build_quiz(docs: list[Document], context: int, n_items: int = 200, seed: int
             bi = bi + 1 if bi >= di else bi  # any document but A's
             b_first = int(rng.integers(len(plays[bi].starts)))
         b = plays[bi].span(b_first, room - len(a_text), keep_break=False)
-        if b is None or not _readable(b[0], min_letters):
+        if b is None or not _readable(b[0], min_letters) or (a_text, b[0]) in used:
             continue
-        used.add((di, first))
+        used.update({(di, first), (a_text, b[0])})  # each A position once, each pair's text once
         items.append({"a": a_text, "b": b[0], "is_next": is_next, "source_a": doc.name, "source_b": plays[bi].name})
     if len(items) < n_items:
         raise ValueError(f"could only build {len(items)} of {n_items} NSP quiz items: the held-out lines are too "
