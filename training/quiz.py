@@ -65,6 +65,31 @@ class _Doc:
         return self.text[start:min(end, len(self.text))], nxt
 
 
+def title_of(doc: Document) -> str:
+    """How a person names the document: its first line when that is its title ("THE TEMPEST" for
+    tempest, "TWELFTH NIGHT; OR, WHAT YOU WILL" for twelfth_night: the part before ";"), else its
+    file name in words ("my_play" -> "My Play")."""
+    small = {"a", "an", "and", "as", "at", "by", "for", "in", "of", "on", "or", "the", "to"}
+
+    def words(text):
+        return "".join(c.lower() if c.isalnum() else " " for c in text).split()
+
+    def titled(text):
+        ws = text.split()
+        roman = {"ii", "iii", "iv", "v", "vi", "vii", "viii", "ix"}
+        return " ".join(w.upper() if w.lower() in roman else w.lower() if k and w.lower() in small else w.capitalize()
+                        for k, w in enumerate(ws))
+
+    first = next((ln.strip() for ln in doc.text.split("\n") if ln.strip()), "")
+    head = first.split(";")[0].strip()
+    name_words = words(doc.name)
+    head_words = words(head)
+    inside = any(head_words[i:i + len(name_words)] == name_words for i in range(len(head_words)))
+    if name_words and inside and len(head) <= 60:
+        return titled(head.lower())
+    return titled(" ".join(name_words)) or doc.name
+
+
 def _readable(text: str, min_letters: int) -> bool:
     return sum(c.isalpha() for c in text) >= min_letters
 
@@ -161,7 +186,10 @@ def write_quiz(models_dir: str | Path, docs: list[Document], n_items: int = 200,
     items = build_quiz(docs, int(card["config"]["context"]), n_items, seed)
     bank = {"source": "held-out plays: " + ", ".join(sorted({it["source_a"] for it in items})),
             "construction": CONSTRUCTION, "seed": seed, "items": items}
-    section = {**score_quiz(models_dir, items), "bank": QUIZ_FILE, "seed": seed, "construction": CONSTRUCTION}
+    used = {it["source_a"] for it in items} | {it["source_b"] for it in items}
+    titles = {d.name: title_of(d) for d in docs if d.name in used}  # the page names plays by these
+    section = {**score_quiz(models_dir, items), "bank": QUIZ_FILE, "seed": seed, "construction": CONSTRUCTION,
+               "titles": titles}
     write_aside(models_dir / QUIZ_FILE, json.dumps(bank, indent=1, ensure_ascii=False) + "\n")
     card["quiz"] = section
     write_aside(card_path, json.dumps(card, indent=1) + "\n")
