@@ -225,10 +225,14 @@
     } catch (err) {
       if (id !== loadRequest) return;
       $("#n-qid").textContent = "unavailable";
-      const own = err.setId !== undefined || (err.status === 422 && err.parameter === "index")
-        ? "Question " + (err.setId || index) + " of this class set is not in this server's quiz" +
-          (bankSize ? " (it has " + bankSize + " questions)" : "") + ". Ask for a new class-set link."
-        : null;
+      const has = bankSize ? " (it has " + bankSize + " questions)" : "";
+      const missing = err.setId !== undefined || (err.status === 422 && err.parameter === "index");
+      let own = null;
+      if (missing && inSet()) {
+        own = "Question " + setIds[v.q] + " of this class set is not in this server's quiz" + has + ". Ask for a new class-set link.";
+      } else if (missing) {
+        own = "There is no question " + (index + 1) + " in this server's quiz" + has + ". Press “Next question” to start from the first.";
+      }
       fieldError($("#n-seq"), plain(err, own));
     }
   }
