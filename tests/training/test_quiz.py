@@ -141,3 +141,14 @@ def test_shipped_bank_is_the_builders_output():
     card = json.loads((quiz_mod.Path(__file__).resolve().parents[2] / "models" / "bert.card.json").read_text())
     docs = held_out_for_quiz(DEFAULT_CORPUS)
     assert shipped["items"] == build_quiz(docs, card["config"]["context"], card["quiz"]["items"], shipped["seed"])
+
+
+def test_plays_are_named_as_a_person_would():
+    from training.quiz import title_of
+
+    named = {d.name: title_of(d) for d in held_out_for_quiz(DEFAULT_CORPUS)}
+    assert named == {"macbeth": "Macbeth", "twelfth_night": "Twelfth Night", "julius_caesar": "Julius Caesar",
+                     "tempest": "The Tempest"}
+    assert title_of(Document("henry_iv_part_1", "no title line here\n")) == "Henry IV Part 1"
+    card = json.loads((quiz_mod.Path(__file__).resolve().parents[2] / "models" / "bert.card.json").read_text())
+    assert card["quiz"]["titles"] == named, "the shipped card carries the titles the page shows"
