@@ -67,7 +67,7 @@
   function plain(err, own) {
     if (err.status === 0) return "The server could not be reached. Check the connection and try again.";
     const detail = err.detail || String(err.message || "").replace(/ \(HTTP \d+\)$/, "");
-    if (err.status === 503 && /not installed/.test(detail)) return "This server has no NSP quiz installed.";
+    if (err.status === 503 && /not installed|no NSP quiz/.test(detail)) return "This model set has no NSP quiz on this server.";
     if (err.status === 503) return "The server is busy with the whole class right now. Try again in a moment.";
     if (err.status === 413) return "That is too much text to send at once.";
     if (own) return own;
