@@ -180,10 +180,10 @@ class LiveRun:
         """An NSP quiz bank from the held-out documents, when they are long enough for one."""
         if "bert" not in self.trainers:
             return None
-        from .package import build_quiz
+        from .quiz import build_quiz, held_out_for_quiz
 
         try:
-            items = build_quiz(self.corpus["path"], self.configs["bert"].context, n_items=40)
+            items = build_quiz(held_out_for_quiz(self.corpus["path"]), self.configs["bert"].context, n_items=40)
         except ValueError:
             return None
         return {"source": "held-out part of the run's corpus", "items": items}
