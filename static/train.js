@@ -14,6 +14,7 @@
   let preset = null;
   let fileText = null;
   let drawQueued = false;
+  let lastActive = null; // a run that starts while the page is open is shown at once
 
   /* ---------- runs list and the start form ---------- */
   async function refresh() {
@@ -30,10 +31,14 @@
     if (!view) {
       const id = state.values.run || info.active || (info.runs[0] && info.runs[0].id);
       if (id) watch(id);
+    } else if (info.active && info.active !== lastActive && info.active !== view.id) {
+      watch(info.active);
     }
+    lastActive = info.active;
   }
 
   function renderPresets() {
+    if ($("#t-presets").childElementCount === info.presets.length) return; // keep focus and choice
     const box = clear($("#t-presets"));
     if (!preset && info.presets.length) preset = (info.presets.find((p) => p.name === "1min") || info.presets[0]).name;
     for (const p of info.presets) {
@@ -296,6 +301,7 @@
     $("#t-delete").addEventListener("click", cancelOrDelete);
     draw();
     refresh();
+    setInterval(refresh, 5000);
   }
 
   init();

@@ -83,7 +83,8 @@ def test_protocol_reports_the_run_in_order(tiny_run):
 
 
 def test_snapshots_are_complete_model_sets_the_app_can_load(tiny_run):
-    from app.inference import Models
+    from app.registry import ModelSet, read_meta
+    from app.runtime import Runtime
 
     run_dir, events = tiny_run
     landed = [e for e in events if e["event"] == "snapshot"]
@@ -93,8 +94,8 @@ def test_snapshots_are_complete_model_sets_the_app_can_load(tiny_run):
     for e in landed:
         folder = run_dir / e["path"]
         assert complete(folder)
-        models = Models.load(folder)
-        assert models.gpt is not None and models.bert is not None
+        models = ModelSet.load(read_meta(folder), Runtime())
+        assert models.gpt is not None and models.bert is not None and not models.problems, models.problems
         card = json.loads((folder / "gpt.card.json").read_text())
         assert card["training"]["steps"] == e["steps"]["gpt"] and card["onnx"]["parity_max_abs_diff"] <= 1e-4
     assert json.loads((run_dir / "final" / "snapshot.json").read_text())["final"] is True
@@ -207,3 +208,16 @@ def test_sigterm_during_export_stops_at_once_and_leaves_only_whole_folders(tmp_p
     assert not list(run_dir.rglob(".tmp-*")) and not (run_dir / "final").exists()
     for folder in (run_dir / "snapshots").glob("*") if (run_dir / "snapshots").exists() else []:
         assert complete(folder)
+
+
+def test_text_full_of_rare_characters_keeps_a_bounded_vocabulary():
+    from training.live_corpus import MAX_VOCAB_CHARS, fast_tokenizer, vocabulary_chars
+    from training.tokenizer import UNK
+
+    text = "".join(chr(0x4E00 + i) for i in range(5000)) + "ab " * 2000  # 5,000 distinct rare characters
+    chars, counts = vocabulary_chars(text)
+    assert len(chars) == MAX_VOCAB_CHARS and {"a", "b", " "} <= set(chars)
+    tok = fast_tokenizer(chars, counts)
+    ids = tok.encode(text)
+    assert (ids == UNK).sum() == 5000 - (MAX_VOCAB_CHARS - 3)
+    assert tok.decode(tok.encode("ab a")) == "ab a"
