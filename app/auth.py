@@ -94,9 +94,7 @@ def is_instructor(request: Request) -> bool:
 
 
 async def require_instructor(request: Request) -> None:
-    token = settings_token(request)
-    if not token:
-        raise ApiError("no instructor token is set on this server", "token", status=503)
+    token = settings_token(request)  # always set: create_app makes one when none is given
     header = request.headers.get("authorization", "")
     if header:
         scheme, _, given = header.partition(" ")

@@ -6,6 +6,7 @@ Middleware, outermost first: security headers (app/security.py), admission contr
 from __future__ import annotations
 
 import asyncio
+import logging
 from contextlib import asynccontextmanager
 
 from anyio import to_thread
@@ -13,7 +14,7 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
-from . import __version__, errors, openapi
+from . import __version__, auth, errors, openapi
 from .admission import AdmissionControl, AdmissionState
 from .config import Settings
 from .middleware import BodySizeLimit
@@ -40,6 +41,9 @@ def load_registry(settings: Settings) -> Registry:
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
+    if not settings.instructor_token:  # served without `python -m app` (which makes one for all workers)
+        settings.instructor_token = auth.new_token()
+        logging.getLogger("app").warning("instructor login: /login#token=%s", settings.instructor_token)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):

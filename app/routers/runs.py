@@ -8,11 +8,11 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterable
-from typing import Literal
+from typing import Annotated, Literal
 from urllib.parse import parse_qs
 
 from anyio import to_thread
-from fastapi import APIRouter, Header, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 from pydantic import BaseModel, ConfigDict, Field
@@ -37,6 +37,11 @@ async def rescan(manager: RunManager) -> None:
 
 def manager(request: Request) -> RunManager:
     return request.app.state.runs
+
+
+def existing_run(run_id: str, request: Request) -> dict:
+    """404 before a stream starts (a generator endpoint's own code runs after the response began)."""
+    return manager(request).get(run_id)
 
 
 class StartRun(BaseModel):
@@ -137,17 +142,22 @@ def delete_run(run_id: str, request: Request, _: auth.InstructorDep):
     return summary(manager(request).cancel_or_delete(run_id))
 
 
-@router.get("/api/runs/{run_id}/events", response_class=EventSourceResponse, responses=deps.errors(404))
-async def run_events(run_id: str, request: Request,
-                     last_event_id: int | None = Header(None, description="resume after this event (EventSource sends it)")) -> AsyncIterable[ServerSentEvent]:
+# fastapi.sse documents every status as text/event-stream; the 404 before the stream is JSON
+NOT_FOUND_JSON = {404: {"description": "No such run", "content": {
+    "application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}}}
+
+
+@router.get("/api/runs/{run_id}/events", response_class=EventSourceResponse, responses=NOT_FOUND_JSON)
+async def run_events(run_id: str, request: Request, _: Annotated[dict, Depends(existing_run)]) -> AsyncIterable[ServerSentEvent]:
     """Server-sent events: the run's whole history first, then live, one event per trainer line
     (`start`, `models`, `progress`, `eval`, `sample`, `snapshot`, `exporting`, `finished`,
     `cancelled`, `error`; data = the JSON line, ids count lines), plus `status` (the run summary)
-    whenever its status or snapshots change. The stream ends once the run has ended."""
+    whenever its status or snapshots change. The stream ends once the run has ended. A reconnecting
+    EventSource sends Last-Event-ID and gets only the lines after it."""
     m = manager(request)
-    m.get(run_id)  # 404 before the stream starts
     path = m.runs_dir / run_id / "progress.jsonl"
-    pos, n, last_status, skip = 0, 0, None, last_event_id or 0
+    last_id = request.headers.get("last-event-id", "")
+    pos, n, last_status, skip = 0, 0, None, int(last_id) if last_id.isdigit() else 0
     while True:
         try:
             with open(path, "rb") as f:

@@ -75,6 +75,8 @@ def test_students_cannot_start_cancel_or_delete(app_client):
     assert app_client.post("/api/runs", json=body, cookies={"pp_instructor": "forged"}).status_code == 403
     assert app_client.delete("/api/runs/r-20260101-000000-abcd").status_code == 401
     assert app_client.get("/api/runs").json()["runs"] == []  # nothing started
+    missing = app_client.get("/api/runs/r-20260101-000000-abcd/events")
+    assert missing.status_code == 404 and missing.json()["parameter"] == "run_id"
 
 
 def test_browser_login_sets_a_strict_cookie_and_keeps_the_token_out_of_urls(app_client):
