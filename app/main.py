@@ -41,13 +41,13 @@ def load_registry(settings: Settings) -> Registry:
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
-    if not settings.instructor_token:  # served without `python -m app` (which makes one for all workers)
-        settings.instructor_token = auth.new_token()
-        logging.getLogger("app").warning("instructor login: /login#token=%s", settings.instructor_token)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         limit_malloc_arenas()
+        if not settings.instructor_token:  # served without `python -m app` (which makes one for all workers)
+            settings.instructor_token = auth.new_token()
+            logging.getLogger("app").warning("instructor login: /login#token=%s", settings.instructor_token)
         app.state.registry = load_registry(settings)
         app.state.runs = RunManager(settings, app.state.registry)
         await to_thread.run_sync(app.state.runs.startup)
