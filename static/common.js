@@ -2,7 +2,10 @@
    PP.api        fetch JSON from the server; errors carry the body's "detail" and are shown.
    PP.urlState   settings <-> URL query (history.replaceState), so a link reproduces a demo.
    PP.bars       probability bars drawn with plain DOM plus a <table> with the same numbers.
-   Page chrome:  projector mode (projector=1), hide=<control names>, the aria-live error box. */
+   PP.report     an API error shown next to the control that caused it, in plain words.
+   PP.info       the chosen model set (URL `model`): its cards, vocabulary and the server's limits.
+   Page chrome:  projector mode (projector=1), hide=<control names>, the model picker, the aria-live
+                 error box, keyboard-shortcut switch. The share panel lives in share.js. */
 "use strict";
 
 const PP = (function () {
@@ -74,6 +77,11 @@ const PP = (function () {
     return Number(x).toFixed(digits === undefined ? 3 : digits);
   }
 
+  /* Characters as the server counts them (Python's len counts code points: an emoji is one). */
+  function len(text) {
+    return [...String(text)].length;
+  }
+
   function thousands(n) {
     return Number(n).toLocaleString("en-US");
   }
@@ -96,25 +104,101 @@ const PP = (function () {
     showError("");
   }
 
-  /* ---------- API ---------- */
-  class ApiError extends Error {
-    constructor(message, status, parameter) {
-      super(message);
-      this.status = status;
-      this.parameter = parameter || null;
+  /* The container a message about `control` goes in: its [data-control] block, or itself. */
+  function fieldBox(control) {
+    return (control.closest && control.closest("[data-control], .control")) || control.parentNode;
+  }
+
+  /* A message right under a control (role=alert when it is an error), scrolled into view. kind:
+     "error" (the request failed because of this control) or "notice" (something was adjusted). */
+  function fieldMessage(control, message, kind) {
+    if (!control) return null;
+    const box = fieldBox(control);
+    const cls = kind === "notice" ? "field-notice" : "field-error";
+    let node = box.querySelector(":scope > ." + cls);
+    if (!message) {
+      if (node) node.remove();
+      if (kind !== "notice") control.removeAttribute("aria-invalid");
+      return null;
+    }
+    if (!node) {
+      node = el("p", { class: cls, id: (control.id || "field") + "-" + cls, role: kind === "notice" ? "status" : "alert" });
+      box.appendChild(node);
+    }
+    node.textContent = message;
+    if (kind !== "notice") {
+      control.setAttribute("aria-invalid", "true");
+      control.setAttribute("aria-describedby", node.id);
+    }
+    const r = node.getBoundingClientRect();
+    if (r.top < 0 || r.bottom > window.innerHeight) node.scrollIntoView({ block: "center", behavior: "auto" });
+    return node;
+  }
+
+  function clearFieldErrors(root) {
+    for (const node of (root || document).querySelectorAll(".field-error")) node.remove();
+    for (const node of (root || document).querySelectorAll("[aria-invalid='true']")) node.removeAttribute("aria-invalid");
+  }
+
+  /* Plain sentences for what any page can meet. */
+  function plainStatus(err) {
+    if (err.status === 0) return "The server could not be reached. Check the network connection and try again.";
+    if (err.status === 503) return "The server is busy with the whole class right now. Try again in a moment.";
+    if (err.status === 413) return "That is too much text to send at once.";
+    if (err.parameter === "model") {
+      return err.status === 409 ? "The chosen model set does not include the model this page needs. Pick another one."
+        : "The chosen model set is not on this server any more. Pick another one.";
+    }
+    return null;
+  }
+
+  /* Show an API error next to the control it names. `fields` maps the error's `parameter` to
+     {control: element, say: (err) => sentence}; unmatched errors go to the page's error box. */
+  function report(err, fields) {
+    if (!err || err.name === "AbortError") return;
+    const entry = (fields || {})[err.parameter] || null;
+    const generic = plainStatus(err);
+    let sentence = entry && entry.say ? entry.say(err) : null;
+    if (!sentence) sentence = generic;
+    if (!sentence) sentence = err.detail ? err.detail.charAt(0).toUpperCase() + err.detail.slice(1) + "." : err.message;
+    if (entry && entry.control && !generic) {
+      clearError();
+      fieldMessage(entry.control, sentence, "error");
+    } else {
+      showError(sentence);
+      const box = $("#error-box");
+      if (box) {
+        const r = box.getBoundingClientRect();
+        if (r.top < 0 || r.bottom > window.innerHeight) box.scrollIntoView({ block: "center" });
+      }
     }
   }
 
+  /* ---------- API ---------- */
+  class ApiError extends Error {
+    constructor(message, status, parameter, detail) {
+      super(message);
+      this.status = status;
+      this.parameter = parameter || null;
+      this.detail = detail || null; // the server's sentence, without the status
+    }
+  }
+
+  /* opts: body (POST JSON), params (query), signal, quiet (show nothing), fields (see report:
+     errors then go next to their control in plain words), model (false: do not send `model`). */
   async function api(path, options) {
     const opts = options || {};
     const init = { method: opts.method || (opts.body !== undefined ? "POST" : "GET"), headers: {} };
+    const model = opts.model === false ? null : chosenModel();
     if (opts.body !== undefined) {
       init.headers["Content-Type"] = "application/json";
-      init.body = JSON.stringify(opts.body);
+      init.body = JSON.stringify(model && opts.body && typeof opts.body === "object" ? Object.assign({ model }, opts.body) : opts.body);
     }
     if (opts.signal) init.signal = opts.signal;
     let url = path;
-    if (opts.params) url += "?" + new URLSearchParams(opts.params).toString();
+    const params = Object.assign({}, opts.params || {});
+    if (model && opts.body === undefined && opts.params) params.model = model;
+    if (Object.keys(params).length) url += "?" + new URLSearchParams(params).toString();
     let response;
     for (let attempt = 0; ; attempt++) {
       try {
@@ -122,7 +206,8 @@ const PP = (function () {
       } catch (err) {
         if (err.name === "AbortError") throw err;
         const e = new ApiError("the server could not be reached (" + err.message + ")", 0);
-        if (!opts.quiet) showError(e.message);
+        if (opts.fields) report(e, opts.fields);
+        else if (!opts.quiet) showError(e.message);
         throw e;
       }
       // 503 + Retry-After: the server is busy with the whole class; wait as asked (with jitter,
@@ -140,8 +225,9 @@ const PP = (function () {
     if (!response.ok) {
       let detail = data && data.detail !== undefined ? data.detail : response.statusText;
       if (typeof detail !== "string") detail = JSON.stringify(detail);
-      const e = new ApiError(detail + " (HTTP " + response.status + ")", response.status, data && data.parameter);
-      if (!opts.quiet) showError(e.message);
+      const e = new ApiError(detail + " (HTTP " + response.status + ")", response.status, data && data.parameter, detail);
+      if (opts.fields) report(e, opts.fields);
+      else if (!opts.quiet) showError(e.message);
       throw e;
     }
     return data;
@@ -149,8 +235,70 @@ const PP = (function () {
 
   let modelsPromise = null;
   function models() {
-    if (!modelsPromise) modelsPromise = api("/api/models");
+    if (!modelsPromise) modelsPromise = api("/api/models", { model: false });
     return modelsPromise;
+  }
+
+  /* ---------- model sets (the registry) ---------- */
+  /* The set chosen in the URL (`model`), or null for the server's default. */
+  function chosenModel() {
+    const id = new URLSearchParams(location.search).get("model");
+    return id && id.trim() ? id.trim() : null;
+  }
+
+  /* Limits as /api/models states them. A server from before the registry sends none; its fixed
+     values were these (app/schemas.py at that time), so only such a server makes them apply. */
+  const LEGACY_LIMITS = { max_masks: 32, max_seed: 4294967295, max_text_chars: 10000, max_prompt_chars: 10000,
+    max_new_tokens: 1000, max_temperature: 5.0 };
+
+  let infoPromise = null;
+  /* {id, name, cards, vocab, limits, sets, default}: what the page needs of the chosen set. */
+  function info() {
+    if (infoPromise) return infoPromise;
+    infoPromise = models().then(async (data) => {
+      const sets = data.sets || [];
+      const wanted = chosenModel();
+      const limits = Object.assign({}, LEGACY_LIMITS, data.limits || {});
+      const base = { sets, default: data.default || null, limits };
+      const set = wanted && wanted !== data.default ? sets.find((s) => s.id === wanted) : null;
+      if (wanted && wanted !== data.default && !set) {
+        showError("The model set “" + wanted + "” is not on this server; showing the default one instead.");
+      }
+      if (!set) {
+        const def = sets.find((s) => s.id === data.default) || {};
+        return Object.assign(base, { id: data.default || null, name: def.name || null, cards: data.cards || {}, vocab: data.vocab });
+      }
+      const one = await api("/api/models/" + encodeURIComponent(set.id), { model: false });
+      return Object.assign(base, { id: set.id, name: set.name, cards: one.cards || set.cards || {}, vocab: one.vocab || data.vocab });
+    });
+    return infoPromise;
+  }
+
+  /* A <select> in the header once the server lists more than one set. Choosing reloads the page
+     with `model` in the URL (omitted for the default), so the link reproduces the choice. */
+  function drawModelPicker() {
+    models().then((data) => {
+      const sets = (data.sets || []).filter((s) => s.status === undefined || s.status === "ok" || s.id === chosenModel());
+      if (sets.length <= 1 || $("#model-picker")) return;
+      const current = chosenModel() || data.default;
+      const select = el("select", { id: "model-picker", "aria-describedby": "model-picker-note" }, sets.map((s) =>
+        el("option", { value: s.id, selected: s.id === current ? true : null,
+          text: (s.name || s.id) + (s.families ? " (" + s.families.join(" + ").toUpperCase() + ")" : "") })));
+      select.addEventListener("change", () => {
+        const p = new URLSearchParams(location.search);
+        if (select.value === data.default) p.delete("model");
+        else p.set("model", select.value);
+        const query = p.toString();
+        location.assign(location.pathname + (query ? "?" + query : ""));
+      });
+      const box = el("div", { class: "model-pick" }, [
+        el("label", { for: "model-picker", text: "Model" }), select,
+        el("span", { id: "model-picker-note", class: "sr-only", text: "Changing the model reloads the page." }),
+      ]);
+      const toggle = $("#projector-toggle");
+      if (toggle) toggle.parentNode.insertBefore(box, toggle);
+      applyProjector(isProjector());
+    }).catch(() => {});
   }
 
   /* ---------- URL state ---------- */
@@ -192,6 +340,7 @@ const PP = (function () {
       }
       const query = p.toString();
       history.replaceState(null, "", location.pathname + (query ? "?" + query : "") + location.hash);
+      urlChanged();
     }
     return {
       values,
@@ -205,6 +354,14 @@ const PP = (function () {
       },
       write,
     };
+  }
+
+  const urlListeners = [];
+  function onUrlChange(fn) {
+    urlListeners.push(fn);
+  }
+  function urlChanged() {
+    for (const fn of urlListeners) fn();
   }
 
   function clamp(x, lo, hi) {
@@ -264,15 +421,20 @@ const PP = (function () {
     return new URLSearchParams(location.search).get("projector") === "1";
   }
 
+  /* Links to other pages carry the shared state: projector mode and the chosen model set. */
   function applyProjector(on) {
     document.documentElement.classList.toggle("projector", on);
     const button = $("#projector-toggle");
     if (button) button.setAttribute("aria-pressed", on ? "true" : "false");
-    for (const link of document.querySelectorAll(".site-header a[href^='/']")) {
+    const model = chosenModel();
+    for (const link of document.querySelectorAll("a[href^='/']:not([data-own-state])")) {
       const url = new URL(link.getAttribute("href"), location.origin);
+      if (url.pathname.startsWith("/api/") || url.pathname.startsWith("/static/")) continue;
       if (on) url.searchParams.set("projector", "1");
       else url.searchParams.delete("projector");
-      link.setAttribute("href", url.pathname + url.search);
+      if (model) url.searchParams.set("model", model);
+      else url.searchParams.delete("model");
+      link.setAttribute("href", url.pathname + url.search + url.hash);
     }
   }
 
@@ -284,6 +446,7 @@ const PP = (function () {
     const query = p.toString();
     history.replaceState(null, "", location.pathname + (query ? "?" + query : "") + location.hash);
     applyProjector(on);
+    urlChanged();
   }
 
   function hiddenControls() {
@@ -308,9 +471,46 @@ const PP = (function () {
     return Boolean(target.closest("input, textarea, select, [contenteditable='true']"));
   }
 
+  /* ---------- single-key shortcuts can be switched off (WCAG 2.1.4), remembered per browser ---------- */
+  const SHORTCUTS_KEY = "pp-shortcuts";
+  function shortcutsOn() {
+    try {
+      return localStorage.getItem(SHORTCUTS_KEY) !== "off";
+    } catch (err) {
+      return true;
+    }
+  }
+
+  /* Every .key-hints paragraph gets the switch: one checkbox per page, all sharing the setting. */
+  function drawShortcutSwitches() {
+    document.querySelectorAll(".key-hints").forEach((hints, i) => {
+      const id = "shortcuts-" + i;
+      const box = el("input", { type: "checkbox", id, class: "shortcuts-switch", checked: shortcutsOn() ? true : null });
+      box.addEventListener("change", () => {
+        try {
+          localStorage.setItem(SHORTCUTS_KEY, box.checked ? "on" : "off");
+        } catch (err) { /* private mode: the switch still works for this page */ }
+        document.documentElement.classList.toggle("no-shortcuts", !box.checked);
+        for (const other of document.querySelectorAll(".shortcuts-switch")) other.checked = box.checked;
+        switchedOff = !box.checked;
+      });
+      hints.appendChild(el("span", { class: "shortcuts-toggle" }, [box, el("label", { for: id, text: "single-key shortcuts on" })]));
+    });
+    document.documentElement.classList.toggle("no-shortcuts", !shortcutsOn());
+  }
+  let switchedOff = false;
+  const shortcutsEnabled = () => !switchedOff && shortcutsOn();
+
+  /* aria-valuetext: a slider announces "0.80" as its label says it ("0.80", "off", "15 %"). */
+  function valueText(slider, text) {
+    if (slider) slider.setAttribute("aria-valuetext", text);
+  }
+
   function init() {
     applyProjector(isProjector());
     applyHide();
+    drawShortcutSwitches();
+    drawModelPicker();
     const button = $("#projector-toggle");
     if (button) button.addEventListener("click", toggleProjector);
   }
@@ -319,7 +519,9 @@ const PP = (function () {
   else init();
 
   return {
-    el, svg, clear, $, visibleChar, charName, pct, num, thousands, debounce, clamp,
-    showError, clearError, api, ApiError, models, urlState, bars, table, typingTarget,
+    el, svg, clear, $, visibleChar, charName, pct, num, thousands, debounce, clamp, len,
+    showError, clearError, api, ApiError, models, info, chosenModel, urlState, onUrlChange, bars, table,
+    typingTarget, report, fieldMessage, clearFieldErrors, shortcutsEnabled, valueText, hiddenControls,
+    isProjector,
   };
 })();

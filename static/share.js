@@ -1,0 +1,114 @@
+/* Share this setup: a "Copy link" button and a panel that shows the page's link (to type on another
+   device), with check boxes that build the link's hide= list and projector=1. The page's own URL
+   holds its settings (PP.urlState); the boxes change only the link being built, not this page. */
+"use strict";
+
+(function () {
+  const { el, $ } = PP;
+
+  function controlNames() {
+    const seen = new Set();
+    const names = [];
+    for (const node of document.querySelectorAll("[data-control]")) {
+      const name = node.dataset.control;
+      if (!seen.has(name)) {
+        seen.add(name);
+        names.push({ name, label: node.dataset.controlLabel || name.replace(/_/g, " ") });
+      }
+    }
+    return names;
+  }
+
+  /* The link: this page's URL with hide= and projector= taken from the boxes. */
+  function link() {
+    const url = new URL(location.href);
+    const hide = [...document.querySelectorAll("#share-hide input:checked")].map((box) => box.value);
+    if (hide.length) url.searchParams.set("hide", hide.join(","));
+    else url.searchParams.delete("hide");
+    const projector = $("#share-projector");
+    if (projector && projector.checked) url.searchParams.set("projector", "1");
+    else url.searchParams.delete("projector");
+    url.hash = "";
+    return url.toString();
+  }
+
+  function refresh() {
+    const box = $("#share-url");
+    if (box) box.value = link();
+  }
+
+  /* navigator.clipboard needs a secure context (https or localhost); on a school LAN over plain
+     http it is missing, so fall back to selecting the text and the old copy command. */
+  async function copy(status) {
+    const text = link();
+    let ok = false;
+    try {
+      if (navigator.clipboard && window.isSecureContext) {
+        await navigator.clipboard.writeText(text);
+        ok = true;
+      }
+    } catch (err) {
+      ok = false;
+    }
+    if (!ok) {
+      const box = $("#share-url");
+      if (box) {
+        box.focus();
+        box.select();
+        try {
+          ok = document.execCommand("copy");
+        } catch (err) {
+          ok = false;
+        }
+      }
+    }
+    status.textContent = ok ? "Link copied." : "Copy the selected link by hand (Ctrl+C).";
+    return ok;
+  }
+
+  function draw() {
+    const panel = $("#share-panel");
+    if (!panel) return;
+    const hidden = new Set(PP.hiddenControls());
+    const names = controlNames();
+    const status = el("span", { id: "share-status", class: "status", role: "status" });
+    const url = el("input", { type: "text", id: "share-url", readonly: true, class: "share-url", spellcheck: "false" });
+    const copyButton = el("button", { type: "button", id: "share-copy", class: "btn", text: "Copy link" });
+    copyButton.addEventListener("click", () => copy(status));
+    url.addEventListener("focus", () => url.select());
+    const projector = el("input", { type: "checkbox", id: "share-projector", checked: PP.isProjector() ? true : null });
+    projector.addEventListener("change", refresh);
+    const boxes = names.map(({ name, label }) => {
+      const id = "share-hide-" + name;
+      const box = el("input", { type: "checkbox", id, value: name, checked: hidden.has(name) ? true : null });
+      box.addEventListener("change", refresh);
+      return el("span", { class: "check" }, [box, el("label", { for: id, text: label })]);
+    });
+    panel.appendChild(el("div", { class: "share-row" }, [
+      el("label", { for: "share-url", text: "Link to this exact setup (open it on any device on this network):" }),
+      el("div", { class: "row" }, [url, copyButton, status]),
+    ]));
+    panel.appendChild(el("div", { class: "share-row" }, [
+      el("span", { class: "check" }, [projector, el("label", { for: "share-projector", text: "open in projector mode (large type)" })]),
+    ]));
+    if (boxes.length) {
+      panel.appendChild(el("fieldset", { id: "share-hide", class: "share-hide" }, [
+        el("legend", { text: "Hide these controls in the link (for a focused lesson):" }),
+      ].concat(boxes)));
+    }
+    refresh();
+    PP.onUrlChange(refresh);
+    const quick = $("#share-quick");
+    if (quick) {
+      quick.addEventListener("click", async () => {
+        const ok = await copy(status);
+        quick.textContent = ok ? "Copied ✓" : "Copy link";
+        if (!ok) panel.open = true;
+        setTimeout(() => { quick.textContent = "Copy link"; }, 2000);
+      });
+    }
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", draw);
+  else draw();
+})();
