@@ -371,7 +371,7 @@ const PP = (function () {
   /* ---------- charts ---------- */
   /* rows: [{char, prob, marks: ["original"|"sampled"|"cut"], note}] drawn on an absolute 0..1
      scale, so charts of different distributions compare honestly. Marks are text, not colour. */
-  const MARK_TEXT = { original: "★ original", sampled: "◀ sampled", cut: "cut" };
+  const MARK_TEXT = { original: "★ original", sampled: "◀ sampled", cut: "cut", guess: "✎ your guess" };
 
   function bars(container, rows, opts) {
     const o = opts || {};
