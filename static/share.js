@@ -101,9 +101,9 @@
     const quick = $("#share-quick");
     if (quick) {
       quick.addEventListener("click", async () => {
+        panel.open = true; // the link stays on screen, to type on a device that cannot paste
         const ok = await copy(status);
         quick.textContent = ok ? "Copied ✓" : "Copy link";
-        if (!ok) panel.open = true;
         setTimeout(() => { quick.textContent = "Copy link"; }, 2000);
       });
     }
