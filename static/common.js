@@ -278,7 +278,8 @@ const PP = (function () {
      with `model` in the URL (omitted for the default), so the link reproduces the choice. */
   function drawModelPicker() {
     models().then((data) => {
-      const sets = (data.sets || []).filter((s) => s.status === undefined || s.status === "ok" || s.id === chosenModel());
+      // "not loaded" sets load on first use; a set that failed to load is not offered
+      const sets = (data.sets || []).filter((s) => s.status !== "failed" || s.id === chosenModel());
       if (sets.length <= 1 || $("#model-picker")) return;
       const current = chosenModel() || data.default;
       const select = el("select", { id: "model-picker", "aria-describedby": "model-picker-note" }, sets.map((s) =>
