@@ -7,6 +7,7 @@ its own app, sees the same settings.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 
@@ -19,7 +20,8 @@ OPTIONS = {
     "--host": ("host", str, "interface to listen on (default 127.0.0.1: this machine only)"),
     "--port": ("port", int, "TCP port (default 8000)"),
     "--workers": ("workers", int, "server processes (default 1; see README before raising it)"),
-    "--models-dir": ("models_dir", str, "folder with gpt.onnx, bert.onnx, vocab.json, cards, nsp_quiz.json"),
+    "--models-dir": ("models_dir", str, "the default model set: gpt.onnx, bert.onnx, vocab.json, cards, nsp_quiz.json"),
+    "--extra-models": ("extra_models", str, "more model-set folders to serve beside it, comma-separated"),
     "--threads": ("threads", int, "onnxruntime intra-op threads per model (default 1)"),
     "--thread-pool": ("thread_pool", int, "threads for blocking endpoints (default 0 = Starlette's 40)"),
     "--parallel-runs": ("parallel_runs", int, "model runs at once (default 0 = one per core)"),
@@ -43,6 +45,8 @@ def main(argv: list[str] | None = None) -> None:
 
     overrides = parse_args(argv)
     for field, value in overrides.items():
+        if field == "extra_models":  # a list: the environment carries it as JSON
+            value = json.dumps([part for part in value.split(",") if part])
         os.environ[f"PLAYGROUND_{field.upper()}"] = str(value)
     try:
         settings = Settings()  # validates the combined settings before any worker starts

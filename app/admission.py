@@ -12,10 +12,11 @@ shares one address behind the school's NAT. The count is per server process (per
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+from .errors import send_error
 
 STREAM_PATH = "/api/generate/stream"
 
@@ -46,15 +47,11 @@ class AdmissionState:
 class AdmissionControl:
     def __init__(self, app: ASGIApp, state: AdmissionState):
         self.app, self.state = app, state
-        body = {"detail": (f"the server is busy (more than {state.max_in_flight} model requests at once); "
-                           f"try again in {state.retry_after_s} s"), "parameter": None}
-        self._body = json.dumps(body).encode()
+        self._detail = (f"the server is busy (more than {state.max_in_flight} model requests at once); "
+                        f"try again in {state.retry_after_s} s")
 
     async def _reject(self, send: Send) -> None:
-        await send({"type": "http.response.start", "status": 503, "headers": [
-            (b"content-type", b"application/json"), (b"content-length", str(len(self._body)).encode()),
-            (b"retry-after", str(self.state.retry_after_s).encode()), (b"cache-control", b"no-store")]})
-        await send({"type": "http.response.body", "body": self._body, "more_body": False})
+        await send_error(send, 503, self._detail, None, {"Retry-After": str(self.state.retry_after_s)})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or not is_inference(scope):

@@ -24,7 +24,9 @@ import httpx
 import numpy as np
 
 from .config import REPO, Settings
-from .inference import FIRST_CHAR, MASK, MASK_MARKER, Models
+from .contract import FIRST_CHAR, MASK, MASK_MARKER
+from .registry import ModelSet as Models, read_meta
+from .runtime import Runtime
 from .sampling import draw, sampling_distribution
 
 SAMPLE = ("Now is the winter of our discontent made glorious summer by this sun of York; and all the "
@@ -58,7 +60,7 @@ def bench_gpt(models: Models, chars: int, recompute_chars: int, rounds: int = 5)
     for _ in range(recompute_chars):
         logits = gpt.logits(seq[-ctx:])[-1]
         dist = sampling_distribution(logits[FIRST_CHAR:], 1.0, 0, 1.0)
-        seq.append(FIRST_CHAR + draw(dist, rng))
+        seq.append(FIRST_CHAR + draw(dist, rng.random()))
     recompute = recompute_chars / (time.perf_counter() - t)
     print(f"GPT (context {ctx}), in process, one stream:")
     print(f"  KV-cached sampler     {cached:9.0f} chars/s  (median of {rounds} x {chars} chars, range {min(speeds):.0f}-{max(speeds):.0f}; "
@@ -208,9 +210,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--thread-pool", type=int, default=0)
     args = p.parse_args(argv)
     models_dir = Path(args.models_dir)
-    models = Models.load(models_dir, threads=args.threads)
+    models = Models.load(read_meta(models_dir), Runtime(args.threads))
     if models.gpt is None or models.bert is None:
-        sys.exit(f"cannot benchmark: models missing or broken in {models_dir}: {models.errors}")
+        sys.exit(f"cannot benchmark: models missing or broken in {models_dir}: {models.problems}")
     print(f"models: {models_dir}  cores: {os.cpu_count()}  onnxruntime threads: {args.threads}  workers: {args.workers}")
     bench_gpt(models, args.chars, args.recompute_chars)
     text, cost = bench_bert(models, 100, 200)

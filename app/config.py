@@ -17,7 +17,12 @@ class Settings(BaseSettings):
     # One worker by default: uvicorn's multi-worker mode drops TCP_NODELAY (uvicorn issue 3149),
     # which adds ~40 ms to every keep-alive request; on 2 cores one worker serves as much.
     workers: int = Field(1, ge=1)
-    models_dir: Path = REPO / "models"
+    models_dir: Path = REPO / "models"  # the default model set (the shipped one: id "shakespeare")
+    # More model sets to serve beside it (folders of the same shape), listed at startup and
+    # loaded on first use; from the environment as a JSON list.
+    extra_models: list[Path] = []
+    # Model sets (other than the default) kept loaded at once; the least recently used is dropped.
+    max_loaded_sets: int = Field(6, ge=1, le=1000)
     templates_dir: Path = REPO / "templates"
     static_dir: Path = REPO / "static"
     # onnxruntime intra-op threads per session. 1 lets concurrent requests use the cores instead

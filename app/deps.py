@@ -1,37 +1,36 @@
-"""Shared dependencies of the routers: the loaded models, page rendering, documented errors."""
+"""Shared dependencies of the routers, as `Annotated` aliases: the registry, the settings, page
+rendering and documented errors. Routers resolve a request's `model` with `registry.gpt(req.model)`."""
 from __future__ import annotations
 
-from fastapi import Request
+from typing import Annotated
+
+from fastapi import Depends, Request
 from fastapi.responses import HTMLResponse, Response
 from pydantic import BaseModel
 
-from .inference import BERT, GPT, BadInput, Models
+from .config import Settings
+from .errors import ApiError
+from .registry import Registry
 from .schemas import ErrorBody
 
 
 # async: trivial dependencies would otherwise cost a thread-pool hop per request.
-async def models(request: Request) -> Models:
-    return request.app.state.models
+async def get_registry(request: Request) -> Registry:
+    return request.app.state.registry
 
 
-async def gpt(request: Request) -> GPT:
-    m = request.app.state.models.gpt
-    if m is None:
-        raise BadInput("the GPT model is not loaded on this server (see /api/health)", None, status=503)
-    return m
+async def get_settings(request: Request) -> Settings:
+    return request.app.state.settings
 
 
-async def bert(request: Request) -> BERT:
-    m = request.app.state.models.bert
-    if m is None:
-        raise BadInput("the BERT model is not loaded on this server (see /api/health)", None, status=503)
-    return m
+RegistryDep = Annotated[Registry, Depends(get_registry)]
+SettingsDep = Annotated[Settings, Depends(get_settings)]
 
 
 def check_top_k(top_k: int, vocab_size: int, allow_zero: bool) -> None:
     low = 0 if allow_zero else 1
     if not low <= top_k <= vocab_size:
-        raise BadInput(f"top_k must be between {low} and the vocabulary size ({vocab_size})", "top_k")
+        raise ApiError(f"top_k must be between {low} and the vocabulary size ({vocab_size})", "top_k")
 
 
 def respond(model: type[BaseModel], data: dict) -> Response:
@@ -47,7 +46,11 @@ def render(request: Request, template: str, page: str, title: str) -> HTMLRespon
 
 def errors(*statuses: int) -> dict:
     """OpenAPI `responses=` entries for the error statuses a route can answer."""
-    text = {400: "Malformed JSON body", 404: "Not found", 413: "Request body too large",
-            422: "Invalid parameter (the body names it)",
+    text = {400: "Malformed JSON body", 401: "Instructor token missing", 403: "Instructor token wrong",
+            404: "Not found (an unknown `model` names the parameter)", 409: "Conflict (e.g. the model set has no such model)",
+            413: "Request body too large", 422: "Invalid parameter (the body names it)",
             503: "Model not loaded, or the server is busy (then with Retry-After; try again shortly)"}
     return {s: {"model": ErrorBody, "description": text[s]} for s in statuses}
+
+
+INFERENCE_ERRORS = errors(400, 404, 409, 413, 422, 503)

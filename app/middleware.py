@@ -7,20 +7,13 @@ into a 400) is replaced by the 413.
 """
 from __future__ import annotations
 
-import json
-
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from .errors import send_error
 
 
 class BodyTooLarge(Exception):
     pass
-
-
-def _error(status: int, detail: str) -> tuple[dict, dict]:
-    body = json.dumps({"detail": detail, "parameter": None}).encode()
-    start = {"type": "http.response.start", "status": status,
-             "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]}
-    return start, {"type": "http.response.body", "body": body, "more_body": False}
 
 
 class BodySizeLimit:
@@ -28,9 +21,7 @@ class BodySizeLimit:
         self.app, self.max_bytes = app, max_bytes
 
     async def _reject(self, send: Send, status: int, detail: str) -> None:
-        start, body = _error(status, detail)
-        await send(start)
-        await send(body)
+        await send_error(send, status, detail)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

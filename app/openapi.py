@@ -3,7 +3,8 @@
 The request models (app/schemas.py) carry the static limits. The ones that depend on the loaded
 models (vocabulary size, BERT context, size of the quiz bank) are checked by the routers; here
 they are written into the served schema as well, so that clients, and the schema fuzzer in
-tests/app/test_fuzz_schema.py, see the same bounds the server enforces. The schema is built on
+tests/app/test_fuzz_schema.py, see the same bounds the server enforces. The limits are the default
+set's. The schema is built on
 first request after the models are loaded (before that it is served without these bounds and
 not cached).
 """
@@ -14,13 +15,14 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
-from .inference import Models
+from .contract import bert_pair_room, bert_text_room
+from .registry import ModelSet
 from .schemas import MAX_MASKS, MAX_TEXT_CHARS
 
 MASK_MARKER_EXTRA = len("[MASK]") - 1  # a marker is 6 characters of text but one token
 
 
-def body_limits(models: Models) -> dict[str, dict[str, dict[str, int]]]:
+def body_limits(models: ModelSet) -> dict[str, dict[str, dict[str, int]]]:
     """{component schema: {property: {JSON-schema keyword: value}}}."""
     limits: dict[str, dict[str, dict[str, int]]] = {}
     if models.vocab is not None:
@@ -28,12 +30,12 @@ def body_limits(models: Models) -> dict[str, dict[str, dict[str, int]]]:
         for name in ("NextTokenRequest", "GenerateRequest", "MaskFillRequest"):
             limits.setdefault(name, {})["top_k"] = top_k
     if models.bert is not None:
-        room = models.bert.context - 2  # [CLS] text [SEP]
+        room = bert_text_room(models.bert.context)
         limits.setdefault("MaskFillRequest", {})["text"] = {
             "maxLength": min(MAX_TEXT_CHARS, room + MASK_MARKER_EXTRA * MAX_MASKS)}
         limits["MaskFillRequest"]["positions"] = {"minItems": 1}
         limits["CorruptRequest"] = {"text": {"maxLength": min(MAX_TEXT_CHARS, room)}}
-        pair = models.bert.context - 4  # [CLS] a [SEP] b [SEP], the other sentence >= 1 character
+        pair = bert_pair_room(models.bert.context) - 1  # the other sentence has >= 1 character
         limits["NSPRequest"] = {"a": {"maxLength": pair}, "b": {"maxLength": pair}}
     return limits
 
@@ -45,7 +47,7 @@ def _patch_property(schema: dict[str, Any], keywords: dict[str, int]) -> None:
         target.update(keywords)
 
 
-def patch_schema(spec: dict[str, Any], models: Models) -> dict[str, Any]:
+def patch_schema(spec: dict[str, Any], models: ModelSet) -> dict[str, Any]:
     components = spec.get("components", {}).get("schemas", {})
     limits = body_limits(models)
     for name, props in limits.items():
@@ -71,10 +73,10 @@ def install(app: FastAPI) -> None:
         if app.openapi_schema:
             return app.openapi_schema
         spec = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
-        models: Models = app.state.models
-        if models.vocab is None and models.errors == ["not loaded yet"]:
+        registry = app.state.registry
+        if registry is None:
             return spec  # lifespan not run (yet): do not cache a schema without the model limits
-        app.openapi_schema = patch_schema(spec, models)
+        app.openapi_schema = patch_schema(spec, registry.default)
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]

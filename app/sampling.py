@@ -1,7 +1,10 @@
-"""THE sampling rule, shared by /api/next-token, /api/generate and its stream (numpy only).
+"""THE sampling rule and THE random stream, shared by /api/next-token (stepping), /api/generate
+and its stream (numpy only).
 
 A next-character distribution in three stages (raw softmax; after temperature; after top-k then
-top-p truncation, renormalised), its entropies, and the draw from the final stage.
+top-p truncation, renormalised), its entropies, and the draw from the final stage with the
+uniform number of one (seed, character index) pair: the i-th generated character is drawn with
+uniform(seed, i) however it is generated (stepped, played, streamed or all at once).
 """
 from __future__ import annotations
 
@@ -85,12 +88,33 @@ def sampling_distribution(logits: np.ndarray, temperature: float, top_k: int, to
     return Distribution(raw=raw, tempered=tempered, final=final, kept=kept, greedy=greedy)
 
 
-def draw(dist: Distribution, rng: np.random.Generator) -> int:
-    """One character index from the final distribution (greedy draws nothing from rng)."""
+_M32 = 0xFFFFFFFF
+
+
+def splitmix32(a: int) -> int:
+    """A 32-bit integer hash (the splitmix finaliser): consecutive inputs give unrelated outputs."""
+    a = (a + 0x9E3779B9) & _M32
+    t = a ^ (a >> 16)
+    t = (t * 0x21F0AAAD) & _M32
+    t ^= t >> 15
+    t = (t * 0x735A2D97) & _M32
+    return (t ^ (t >> 15)) & _M32
+
+
+def uniform(seed: int, index: int) -> float:
+    """The uniform number in [0, 1) that draws character `index` of a generation with `seed`.
+    Counter-based (a hash of seed and index, not a generator's state), so character i can be
+    drawn on its own, by any request, and come out the same."""
+    return splitmix32((splitmix32(seed & _M32) ^ index) & _M32) / 4294967296.0
+
+
+def draw(dist: Distribution, u: float) -> int:
+    """One character index from the final distribution by inverse CDF in vocabulary order, with
+    the uniform number u (greedy ignores it)."""
     if dist.greedy:
         return int(np.argmax(dist.final))
     cdf = np.cumsum(dist.final)
     # side="right" never lands on a zero-probability (cut) character ...
-    i = int(np.searchsorted(cdf, rng.random() * cdf[-1], side="right"))
+    i = int(np.searchsorted(cdf, u * cdf[-1], side="right"))
     # ... except past the end after float rounding: then the last kept one
     return i if i < len(cdf) else int(np.flatnonzero(dist.final)[-1])

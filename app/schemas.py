@@ -35,10 +35,17 @@ def _integral(value: Any) -> Any:
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
+MODEL_DOC = ("Id of the model set to use (GET /api/models lists them: the shipped set, finished training "
+             "runs and their snapshots). Omitted = the shipped set.")
+MODEL_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$"
+
+
 class Strict(BaseModel):
     """Base of every request body: unknown fields and wrong JSON types are rejected (422 naming the field)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, protected_namespaces=())
+
+    model: str | None = Field(None, max_length=64, pattern=MODEL_ID_PATTERN, description=MODEL_DOC)
 
     @model_validator(mode="before")
     @classmethod
@@ -51,7 +58,7 @@ class Strict(BaseModel):
             if name not in data:
                 continue
             value = data[name]
-            if field.annotation is int:
+            if field.annotation in (int, int | None):
                 data[name] = _integral(value)
             elif field.annotation == (list[int] | None) and isinstance(value, list):
                 data[name] = [_integral(v) for v in value]
@@ -77,9 +84,16 @@ class CharProb(BaseModel):
 
 # ---- meta ----
 
+class SetHealth(BaseModel):
+    status: Literal["ok", "degraded", "failed"]
+    problems: list[str] = Field(description="What failed a check when loading, and why (empty when ok).")
+
+
 class HealthResponse(BaseModel):
-    status: Literal["ok", "degraded"] = Field(description="'ok' when both models are loaded.")
-    models: dict[str, bool] = Field(description="Which models are loaded, e.g. {'gpt': true, 'bert': true}.")
+    status: Literal["ok", "degraded"] = Field(description="'ok' (HTTP 200) when every loaded set passed every "
+                                                          "check; otherwise 'degraded' (HTTP 503).")
+    models: dict[str, bool] = Field(description="Which models of the default set are served, e.g. {'gpt': true, 'bert': true}.")
+    sets: dict[str, SetHealth] = Field(description="Every loaded model set by id (sets not used yet are not loaded).")
 
 
 class VocabInfo(BaseModel):
@@ -87,9 +101,41 @@ class VocabInfo(BaseModel):
     chars: list[str] = Field(description="Ordinary characters; token id = 5 + index.")
 
 
+class Limits(BaseModel):
+    """Bounds the server enforces, for the pages (no copies in the JavaScript)."""
+
+    max_masks: int = MAX_MASKS
+    max_seed: int = MAX_SEED
+    max_text_chars: int = MAX_TEXT_CHARS
+    max_prompt_chars: int = MAX_PROMPT_CHARS
+    max_new_tokens: int = MAX_NEW_TOKENS
+    max_temperature: float = MAX_TEMPERATURE
+
+
+class ModelSetInfo(BaseModel):
+    model_config = ConfigDict(protected_namespaces=())
+
+    id: str = Field(description="Pass it as `model` to any inference endpoint.")
+    name: str = Field(description="For people, e.g. 'Shakespeare (shipped)' or 'Our poems · step 200'.")
+    kind: Literal["shipped", "extra", "run", "snapshot"]
+    run: str | None = Field(description="The training run it came from (runs and snapshots).")
+    step: int | None = Field(description="Training step of a snapshot.")
+    families: list[Literal["gpt", "bert"]]
+    status: str = Field(description="ok, degraded, failed, or 'not loaded' (loaded on first use).")
+    problems: list[str]
+    cards: dict[str, dict[str, Any]]
+
+
 class ModelsResponse(BaseModel):
-    vocab: VocabInfo
-    cards: dict[str, dict[str, Any]] = Field(description="The model cards gpt.card.json and bert.card.json as shipped.")
+    default: str = Field(description="Id of the set used when a request names none.")
+    sets: list[ModelSetInfo]
+    limits: Limits
+    vocab: VocabInfo = Field(description="The default set's vocabulary.")
+    cards: dict[str, dict[str, Any]] = Field(description="The default set's model cards (gpt.card.json, bert.card.json).")
+
+
+class ModelSetDetail(ModelSetInfo):
+    vocab: VocabInfo | None
 
 
 # ---- mask fill ----
@@ -157,15 +203,31 @@ class SamplingParams(Strict):
     top_p: float = Field(1.0, gt=0, le=1, allow_inf_nan=False, description=TOP_P_DOC)
 
 
-class NextTokenRequest(SamplingParams):
+class PromptParams(SamplingParams):
     prompt: str = Field(min_length=1, max_length=MAX_PROMPT_CHARS, description=(
         f"1 to {MAX_PROMPT_CHARS} characters; only the last `context` characters (GPT card) are read."))
+
+
+class NextTokenRequest(PromptParams):
+    seed: int | None = Field(None, ge=0, le=MAX_SEED, description=(
+        "With a seed, the answer also holds `sample`: the character generation with this seed draws "
+        "here (stepping one character at a time gives the same text as /api/generate)."))
+    generated: int = Field(0, ge=0, le=MAX_PROMPT_CHARS, description=(
+        "How many trailing characters of `prompt` were generated (0 = none): the index of the character "
+        "to draw, and where the prompt ended, so the model reads the window generation would read."))
 
 
 class Entropy(BaseModel):
     raw: float
     tempered: float
     final: float
+
+
+class Sample(BaseModel):
+    char: str = Field(description="The character drawn from `final`.")
+    index: int = Field(description="Its index in `chars`.")
+    prob: float = Field(description="Its probability in `final`.")
+    u: float = Field(description="The uniform number in [0, 1) that drew it (a hash of seed and `generated`).")
 
 
 class NextTokenResponse(BaseModel):
@@ -178,9 +240,10 @@ class NextTokenResponse(BaseModel):
     greedy: bool
     context_used: int = Field(description="How many prompt characters the model read.")
     unknown_chars: list[UnknownChar]
+    sample: Sample | None = Field(None, description="With `seed`: the character drawn here.")
 
 
-class GenerateRequest(NextTokenRequest):
+class GenerateRequest(PromptParams):
     max_new_tokens: int = Field(100, ge=1, le=MAX_NEW_TOKENS, description=f"1 to {MAX_NEW_TOKENS} new characters.")
     seed: int = Field(0, ge=0, le=MAX_SEED, description=SEED_DOC)
 
@@ -188,7 +251,7 @@ class GenerateRequest(NextTokenRequest):
 class GenerateQuery(GenerateRequest):
     """GenerateRequest as query parameters: numbers arrive as text and are parsed."""
 
-    model_config = ConfigDict(strict=False)
+    model_config = ConfigDict(strict=False, extra="forbid", protected_namespaces=())
 
 
 class GenerateStep(BaseModel):
@@ -217,7 +280,7 @@ class QuizItem(BaseModel):
 class QuizQuery(Strict):
     """Query of GET /api/nsp/quiz (text, so numbers are parsed)."""
 
-    model_config = ConfigDict(strict=False)
+    model_config = ConfigDict(strict=False, extra="forbid", protected_namespaces=())
     index: int | None = Field(None, ge=0, description="Item to show (0-based, below the bank size); a random one when left out.")
 
 

@@ -9,6 +9,6 @@ from .. import deps
 router = APIRouter(tags=["attention"])
 
 
-@router.get("/attention", response_class=HTMLResponse, include_in_schema=False)
+@router.api_route("/attention", methods=["GET", "HEAD"], response_class=HTMLResponse, include_in_schema=False)
 def attention_page(request: Request):
     return deps.render(request, "attention.html", "attention", "Attention")

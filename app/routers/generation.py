@@ -8,14 +8,16 @@ import time
 from collections.abc import Iterator
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from .. import deps
-from ..inference import FIRST_CHAR, GPT, Step, Vocab
-from ..sampling import sampling_distribution
+from ..contract import FIRST_CHAR, Vocab
+from ..errors import ApiError
+from ..sampling import draw, sampling_distribution, uniform
 from ..schemas import GenerateQuery, GenerateRequest, GenerateResponse, NextTokenRequest, NextTokenResponse
+from ..tasks.gpt import GPT, Step
 
 router = APIRouter(tags=["generation"])
 log = logging.getLogger("app")
@@ -26,7 +28,7 @@ characters>", "context_used": int, "unknown_chars": [...]}. Generation stops whe
 disconnects. Should generation fail midway, an `event: error` with data {"detail": ...} ends the stream. Same parameters and rules as /api/generate: the same seed gives the same text."""
 
 
-def encode_prompt(model: GPT, req: NextTokenRequest) -> tuple[list[int], list[dict]]:
+def encode_prompt(model: GPT, req) -> tuple[list[int], list[dict]]:
     deps.check_top_k(req.top_k, model.vocab.size, allow_zero=True)
     return model.vocab.encode(req.prompt)
 
@@ -41,25 +43,37 @@ def start(model: GPT, req: GenerateRequest, ids: list[int]) -> Iterator[Step]:
     return model.generate(ids, req.max_new_tokens, req.temperature, req.top_k, req.top_p, req.seed)
 
 
-@router.post("/api/next-token", response_model=NextTokenResponse, responses=deps.errors(400, 413, 422, 503))
-def next_token(req: NextTokenRequest, model: GPT = Depends(deps.gpt)):
+@router.post("/api/next-token", response_model=NextTokenResponse, responses=deps.INFERENCE_ERRORS)
+def next_token(req: NextTokenRequest, registry: deps.RegistryDep):
     """The GPT's distribution over the next character, before and after each sampling knob.
 
     temperature 0 = greedy (argmax); otherwise logits / temperature. top_k 0 = off; top_p 1.0 = off;
     top-k applies before top-p; top-p keeps the smallest set of most likely characters whose mass
-    reaches p. Special tokens are never candidates."""
+    reaches p. Special tokens are never candidates. With `seed` (and `generated`, the number of
+    trailing prompt characters that were sampled), `sample` is the character /api/generate draws
+    at that point with that seed: stepping one character at a time gives the same text."""
+    model = registry.gpt(req.model)
     ids, unknown = encode_prompt(model, req)
-    logits, used = model.next_logits(ids)
+    if req.generated >= len(ids):
+        raise ApiError(f"generated is {req.generated}, but the prompt has only {len(ids)} characters "
+                       "(the original prompt must be at least one of them)", "generated")
+    logits, used = model.next_logits(ids, req.generated)
     dist = sampling_distribution(logits[FIRST_CHAR:], req.temperature, req.top_k, req.top_p)
+    sample = None
+    if req.seed is not None:
+        u = uniform(req.seed, req.generated)
+        index = draw(dist, u)
+        sample = {"char": model.vocab.chars[index], "index": index, "prob": float(dist.final[index]), "u": u}
     return deps.respond(NextTokenResponse, {
         "chars": model.vocab.chars, "raw": dist.raw.tolist(), "tempered": dist.tempered.tolist(),
         "final": dist.final.tolist(), "kept": dist.kept.tolist(), "entropy": dist.entropies,
-        "greedy": dist.greedy, "context_used": used, "unknown_chars": unknown})
+        "greedy": dist.greedy, "context_used": used, "unknown_chars": unknown, "sample": sample})
 
 
-@router.post("/api/generate", response_model=GenerateResponse, responses=deps.errors(400, 413, 422, 503))
-def generate(req: GenerateRequest, model: GPT = Depends(deps.gpt)):
+@router.post("/api/generate", response_model=GenerateResponse, responses=deps.INFERENCE_ERRORS)
+def generate(req: GenerateRequest, registry: deps.RegistryDep):
     """Sample max_new_tokens characters after the prompt (KV-cached: one forward per character)."""
+    model = registry.gpt(req.model)
     ids, unknown = encode_prompt(model, req)
     steps = [step_json(model.vocab, s) for s in start(model, req, ids)]
     return deps.respond(GenerateResponse, {"text": "".join(s["char"] for s in steps), "steps": steps,
@@ -126,18 +140,17 @@ SSE_RESPONSE = {200: {"content": {"text/event-stream": {}}, "description": "Serv
 
 
 @router.get("/api/generate/stream", response_class=StreamingResponse, description=STREAM_DOC,
-            responses={**SSE_RESPONSE, **deps.errors(422, 503)})
-async def generate_stream_get(request: Request, params: Annotated[GenerateQuery, Query()],
-                              model: GPT = Depends(deps.gpt)):
-    return stream(request, params, model)
+            responses={**SSE_RESPONSE, **deps.errors(404, 409, 422, 503)})
+async def generate_stream_get(request: Request, params: Annotated[GenerateQuery, Query()], registry: deps.RegistryDep):
+    return stream(request, params, registry.gpt(params.model))
 
 
 @router.post("/api/generate/stream", response_class=StreamingResponse, description=STREAM_DOC,
-             responses={**SSE_RESPONSE, **deps.errors(400, 413, 422, 503)})
-async def generate_stream_post(request: Request, req: GenerateRequest, model: GPT = Depends(deps.gpt)):
-    return stream(request, req, model)
+             responses={**SSE_RESPONSE, **deps.INFERENCE_ERRORS})
+async def generate_stream_post(request: Request, req: GenerateRequest, registry: deps.RegistryDep):
+    return stream(request, req, registry.gpt(req.model))
 
 
-@router.get("/generate", response_class=HTMLResponse, include_in_schema=False)
+@router.api_route("/generate", methods=["GET", "HEAD"], response_class=HTMLResponse, include_in_schema=False)
 def generate_page(request: Request):
     return deps.render(request, "generate.html", "generate", "Generate")

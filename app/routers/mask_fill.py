@@ -1,19 +1,20 @@
 """BERT's masked-character prediction: fill [MASK]s, and the 80/10/10 corruption recipe."""
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
 from .. import deps
-from ..inference import BERT, MASK, MASK_MARKER, BadInput, Vocab
+from ..contract import MASK, MASK_MARKER, Vocab, bert_text_room
+from ..errors import ApiError
 from ..schemas import MAX_MASKS, CorruptRequest, CorruptResponse, MaskFillRequest, MaskFillResponse
 
 router = APIRouter(tags=["mask-fill"])
 
 
 def check_length(n: int, context: int) -> None:
-    if n > context - 2:
-        raise BadInput(f"text is {n} characters long; BERT reads at most {context - 2} "
+    if n > bert_text_room(context):
+        raise ApiError(f"text is {n} characters long; BERT reads at most {bert_text_room(context)} "
                        f"(its context of {context} minus [CLS] and [SEP])", "text")
 
 
@@ -21,10 +22,10 @@ def masked_input(vocab: Vocab, text: str, positions: list[int] | None, context: 
     """(ids, mask positions, original ids at the masks or None, unknown characters)."""
     has_marker = MASK_MARKER in text
     if positions is not None and has_marker:
-        raise BadInput("give either [MASK] markers in text or positions, not both", "positions")
+        raise ApiError("give either [MASK] markers in text or positions, not both", "positions")
     if positions is None:
         if not has_marker:
-            raise BadInput("text has no [MASK] marker; add one or give positions", "text")
+            raise ApiError("text has no [MASK] marker; add one or give positions", "text")
         ids, unknown, masks = [], [], []
         for k, piece in enumerate(text.split(MASK_MARKER)):
             if k:  # each marker becomes one [MASK] token
@@ -34,18 +35,18 @@ def masked_input(vocab: Vocab, text: str, positions: list[int] | None, context: 
             ids += piece_ids
             unknown += piece_unknown
         if len(masks) > MAX_MASKS:
-            raise BadInput(f"text has {len(masks)} [MASK] markers; at most {MAX_MASKS} are allowed", "text")
+            raise ApiError(f"text has {len(masks)} [MASK] markers; at most {MAX_MASKS} are allowed", "text")
         check_length(len(ids), context)
         return ids, masks, None, unknown
     if not positions:
-        raise BadInput("positions must not be empty (or leave it out and use [MASK] markers)", "positions")
+        raise ApiError("positions must not be empty (or leave it out and use [MASK] markers)", "positions")
     check_length(len(text), context)
     seen = set()
     for i, p in enumerate(positions):
         if not 0 <= p < len(text):
-            raise BadInput(f"positions[{i}] = {p} is out of range for a text of {len(text)} characters", "positions")
+            raise ApiError(f"positions[{i}] = {p} is out of range for a text of {len(text)} characters", "positions")
         if p in seen:
-            raise BadInput(f"positions lists {p} more than once", "positions")
+            raise ApiError(f"positions lists {p} more than once", "positions")
         seen.add(p)
     ids, unknown = vocab.encode(text)
     originals = [ids[p] for p in positions]
@@ -54,9 +55,10 @@ def masked_input(vocab: Vocab, text: str, positions: list[int] | None, context: 
     return ids, list(positions), originals, unknown
 
 
-@router.post("/api/mask-fill", response_model=MaskFillResponse, responses=deps.errors(400, 413, 422, 503))
-def mask_fill(req: MaskFillRequest, model: BERT = Depends(deps.bert)):
+@router.post("/api/mask-fill", response_model=MaskFillResponse, responses=deps.INFERENCE_ERRORS)
+def mask_fill(req: MaskFillRequest, registry: deps.RegistryDep):
     """Predict the characters hidden behind each mask (BERT reads the whole text, both directions)."""
+    model = registry.bert(req.model)
     deps.check_top_k(req.top_k, model.vocab.size, allow_zero=False)
     ids, masks, originals, unknown = masked_input(model.vocab, req.text, req.positions, model.context)
     results = model.fill(ids, masks, req.top_k, originals)
@@ -64,16 +66,17 @@ def mask_fill(req: MaskFillRequest, model: BERT = Depends(deps.bert)):
                                            "unknown_chars": unknown, "masks": results})
 
 
-@router.post("/api/mask-fill/corrupt", response_model=CorruptResponse, responses=deps.errors(400, 413, 422, 503))
-def corrupt(req: CorruptRequest, model: BERT = Depends(deps.bert)):
+@router.post("/api/mask-fill/corrupt", response_model=CorruptResponse, responses=deps.INFERENCE_ERRORS)
+def corrupt(req: CorruptRequest, registry: deps.RegistryDep):
     """Apply BERT's pretraining corruption (select each character with probability mask_rate; of
     those 80 % [MASK], 10 % a random character, 10 % unchanged) and show what the model recovers."""
+    model = registry.bert(req.model)
     check_length(len(req.text), model.context)
     ids, unknown = model.vocab.encode(req.text)
     out = model.corrupt(ids, req.mask_rate, req.seed)
     return deps.respond(CorruptResponse, {"tokens": [model.vocab.token(t) for t in ids], "unknown_chars": unknown, **out})
 
 
-@router.get("/mask-fill", response_class=HTMLResponse, include_in_schema=False)
+@router.api_route("/mask-fill", methods=["GET", "HEAD"], response_class=HTMLResponse, include_in_schema=False)
 def mask_fill_page(request: Request):
     return deps.render(request, "mask_fill.html", "mask_fill", "Mask fill")

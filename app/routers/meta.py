@@ -1,29 +1,52 @@
-"""Health, model cards and the home page."""
+"""Health, the model sets and their cards, and the home page."""
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Request
-from fastapi.responses import HTMLResponse
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, JSONResponse
 
 from .. import deps
-from ..inference import SPECIALS, BadInput, Models
-from ..schemas import HealthResponse, ModelsResponse, VocabInfo
+from ..contract import SPECIALS
+from ..errors import ApiError
+from ..schemas import HealthResponse, Limits, ModelSetDetail, ModelsResponse
 
 router = APIRouter(tags=["meta"])
 
 
-@router.get("/api/health", response_model=HealthResponse)
-async def health(models: Models = Depends(deps.models)):
-    loaded = {"gpt": models.gpt is not None, "bert": models.bert is not None}
-    return {"status": "ok" if all(loaded.values()) else "degraded", "models": loaded}
+@router.head("/api/health", include_in_schema=False)
+@router.get("/api/health", response_model=HealthResponse,
+            responses={503: {"model": HealthResponse, "description": "Degraded: some set failed a check"}})
+def health(registry: deps.RegistryDep):
+    """200 when every loaded model set passed every check, 503 (same body) when one did not, so
+    load balancers and `curl -f` see it. `sets` says which set and why."""
+    default = registry.default
+    report = registry.health()
+    body = {"status": "ok" if report["ok"] else "degraded",
+            "models": {"gpt": default.gpt is not None, "bert": default.bert is not None}, "sets": report["sets"]}
+    return JSONResponse(HealthResponse.model_validate(body).model_dump(), status_code=200 if report["ok"] else 503,
+                        headers={"Cache-Control": "no-store"})
 
 
 @router.get("/api/models", response_model=ModelsResponse, responses=deps.errors(503))
-async def model_info(models: Models = Depends(deps.models)):
-    if models.vocab is None:
-        raise BadInput("the vocabulary is not loaded on this server (see /api/health)", None, status=503)
-    return {"vocab": VocabInfo(specials=SPECIALS, chars=models.vocab.chars), "cards": models.cards or {}}
+def model_list(registry: deps.RegistryDep):
+    """Every model set (the shipped one, extra folders, finished training runs and their
+    snapshots) with its cards, the default set's vocabulary, and the limits the server enforces."""
+    default = registry.default
+    if default.vocab is None:
+        raise ApiError("the vocabulary is not loaded on this server (see /api/health)", None, status=503)
+    return deps.respond(ModelsResponse, {
+        "default": default.id, "sets": registry.list(), "limits": Limits(),
+        "vocab": {"specials": SPECIALS, "chars": default.vocab.chars}, "cards": default.cards})
 
 
-@router.get("/", response_class=HTMLResponse, include_in_schema=False)
+@router.get("/api/models/{model}", response_model=ModelSetDetail, responses=deps.errors(404))
+def model_detail(model: str, registry: deps.RegistryDep):
+    """One model set, loaded, with its vocabulary."""
+    s = registry.get(model)
+    info = next(i for i in registry.list() if i["id"] == s.id)
+    vocab = {"specials": SPECIALS, "chars": s.vocab.chars} if s.vocab else None
+    return deps.respond(ModelSetDetail, {**info, "cards": s.cards, "vocab": vocab})
+
+
+@router.api_route("/", methods=["GET", "HEAD"], response_class=HTMLResponse, include_in_schema=False)
 def home(request: Request):
     return deps.render(request, "home.html", "home", "Pretraining Playground")

@@ -5,11 +5,14 @@ from __future__ import annotations
 import random
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
 from .. import deps
-from ..inference import BERT, BadInput, Models
+from ..contract import bert_pair_room
+from ..errors import ApiError
+from ..registry import ModelSet
+from ..tasks.bert import BERT
 from ..schemas import NSPRequest, NSPResponse, QuizAnswer, QuizItem, QuizQuery, QuizResult
 
 router = APIRouter(tags=["nsp"])
@@ -19,17 +22,18 @@ def label(is_next: bool) -> str:
     return "IsNext" if is_next else "NotNext"
 
 
-def quiz_bank(models: Models) -> list[dict]:
+def quiz_bank(models: ModelSet) -> list[dict]:
     if not models.quiz:
-        raise BadInput("the NSP quiz is not installed on this server (see /api/health)", None, status=503)
+        raise ApiError(f"model set {models.id!r} has no NSP quiz bank on this server (see /api/health)", None,
+                       status=503)
     return models.quiz
 
 
 def pair_ids(model: BERT, a: str, b: str) -> tuple[list[int], list[int], list[dict]]:
-    room = model.context - 3  # [CLS] a [SEP] b [SEP]
+    room = bert_pair_room(model.context)  # [CLS] a [SEP] b [SEP]
     if len(a) + len(b) > room:
         param = "a" if len(a) >= room else "b"
-        raise BadInput(f"a and b together are {len(a) + len(b)} characters; BERT reads at most {room} "
+        raise ApiError(f"a and b together are {len(a) + len(b)} characters; BERT reads at most {room} "
                        f"(its context of {model.context} minus [CLS] and two [SEP])", param)
     a_ids, a_unknown = model.vocab.encode(a)
     b_ids, b_unknown = model.vocab.encode(b)
@@ -37,26 +41,27 @@ def pair_ids(model: BERT, a: str, b: str) -> tuple[list[int], list[int], list[di
     return a_ids, b_ids, unknown
 
 
-@router.get("/api/nsp/quiz", response_model=QuizItem, responses=deps.errors(422, 503))
-async def quiz_item(params: Annotated[QuizQuery, Query()], models: Models = Depends(deps.models)):
+@router.get("/api/nsp/quiz", response_model=QuizItem, responses=deps.errors(404, 422, 503))
+def quiz_item(params: Annotated[QuizQuery, Query()], registry: deps.RegistryDep):
     """One quiz item: does sentence B follow sentence A in the play?"""
-    bank = quiz_bank(models)
+    bank = quiz_bank(registry.get(params.model))
     index = params.index
     if index is None:
         index = random.randrange(len(bank))
     elif not 0 <= index < len(bank):
-        raise BadInput(f"index must be between 0 and {len(bank) - 1}", "index")
+        raise ApiError(f"index must be between 0 and {len(bank) - 1}", "index")
     item = bank[index]
     return {"id": item["id"], "index": index, "a": item["a"], "b": item["b"], "count": len(bank)}
 
 
-@router.post("/api/nsp/quiz/{item_id}/answer", response_model=QuizResult, responses=deps.errors(400, 404, 413, 422, 503))
-def quiz_answer(item_id: str, req: QuizAnswer, models: Models = Depends(deps.models),
-                model: BERT = Depends(deps.bert)):
+@router.post("/api/nsp/quiz/{item_id}/answer", response_model=QuizResult, responses=deps.INFERENCE_ERRORS)
+def quiz_answer(item_id: str, req: QuizAnswer, registry: deps.RegistryDep):
     """Check a guess against the truth and against the model's own guess."""
+    models = registry.get(req.model)
+    model = registry.bert(req.model)
     item = next((it for it in quiz_bank(models) if it["id"] == item_id), None)
     if item is None:
-        raise BadInput(f"no quiz item with id {item_id!r}", "id", status=404)
+        raise ApiError(f"no quiz item with id {item_id!r}", "id", status=404)
     truth = label(bool(item["is_next"]))
     a_ids, b_ids, _ = pair_ids(model, item["a"], item["b"])
     p = model.p_is_next(a_ids, b_ids)
@@ -67,14 +72,15 @@ def quiz_answer(item_id: str, req: QuizAnswer, models: Models = Depends(deps.mod
         "source_a": item.get("source_a", ""), "source_b": item.get("source_b", "")})
 
 
-@router.post("/api/nsp/predict", response_model=NSPResponse, responses=deps.errors(400, 413, 422, 503))
-def predict(req: NSPRequest, model: BERT = Depends(deps.bert)):
+@router.post("/api/nsp/predict", response_model=NSPResponse, responses=deps.INFERENCE_ERRORS)
+def predict(req: NSPRequest, registry: deps.RegistryDep):
     """P(IsNext) for any pair: [CLS] a [SEP] b [SEP], segment 0 for [CLS] a [SEP], 1 for b [SEP]."""
+    model = registry.bert(req.model)
     a_ids, b_ids, unknown = pair_ids(model, req.a, req.b)
     p = model.p_is_next(a_ids, b_ids)
     return deps.respond(NSPResponse, {"p_is_next": p, "prediction": label(p >= 0.5), "unknown_chars": unknown})
 
 
-@router.get("/nsp", response_class=HTMLResponse, include_in_schema=False)
+@router.api_route("/nsp", methods=["GET", "HEAD"], response_class=HTMLResponse, include_in_schema=False)
 def nsp_page(request: Request):
     return deps.render(request, "nsp.html", "nsp", "Next-sentence prediction")

@@ -7,13 +7,14 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.config import Settings
-from app.inference import Models
+from app.registry import ModelSet, read_meta
+from app.runtime import Runtime
 from app.main import create_app
 
 
 @pytest.fixture(scope="session")
-def models(tiny_models_dir) -> Models:
-    return Models.load(tiny_models_dir)
+def models(tiny_models_dir) -> ModelSet:
+    return ModelSet.load(read_meta(tiny_models_dir), Runtime())
 
 
 @pytest.fixture(scope="module")

@@ -72,8 +72,8 @@ class GatedSession:
 def capped(tiny_models_dir):
     app = create_app(Settings(models_dir=tiny_models_dir, max_concurrent_requests=1, max_body_bytes=1000))
     with live(app) as url:
-        gated = GatedSession(app.state.models.gpt.session)
-        app.state.models.gpt.session = gated
+        gated = GatedSession(app.state.registry.default.gpt.session)
+        app.state.registry.default.gpt.session = gated
         yield app, url, gated
 
 

@@ -12,6 +12,7 @@ naming the parameter; "valid data accepted" allows that 422 only where such a ru
   /api/mask-fill     text needs [MASK] markers or positions (not both); positions inside the
                      text, distinct; the text after markers fits BERT's context
   /api/nsp/predict   len(a) + len(b) + 3 <= BERT's context
+  /api/next-token    generated < the number of prompt characters
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from schemathesis.config import SchemathesisConfig  # noqa: E402
 from app.config import Settings  # noqa: E402
 from app.main import create_app  # noqa: E402
 
-CROSS_FIELD_RULES = ["/api/mask-fill", "/api/nsp/predict"]
+CROSS_FIELD_RULES = ["/api/mask-fill", "/api/nsp/predict", "/api/next-token"]
 POSITIVE_OK = ["2xx", "3xx", "401", "403", "404", "409", "429", "5xx"]  # schemathesis' default
 
 
@@ -68,7 +69,7 @@ def test_every_operation_conforms_to_the_schema(case):
 def test_the_fuzzed_schema_has_the_model_limits_and_every_status(fuzzed_app, tiny_models_dir):
     """What the fuzzer relies on: model limits and every status (and SSE) are in the schema."""
     spec = TestClient(fuzzed_app).get("/openapi.json").json()
-    models = fuzzed_app.state.models
+    models = fuzzed_app.state.registry.default
     props = spec["components"]["schemas"]["NextTokenRequest"]["properties"]
     assert props["top_k"]["maximum"] == models.vocab.size
     corrupt = spec["components"]["schemas"]["CorruptRequest"]["properties"]

@@ -11,7 +11,7 @@ import pytest
 import uvicorn
 
 from app.config import Settings
-from app.inference import FIRST_CHAR
+from app.contract import FIRST_CHAR
 from app.sampling import softmax
 from app.main import create_app
 from app.routers.generation import event_stream
@@ -204,7 +204,7 @@ def test_live_server_stops_a_stream_after_disconnect(tiny_models_dir):
                 break
             time.sleep(0.05)
         port = server.servers[0].sockets[0].getsockname()[1]
-        session = app.state.models.gpt.session
+        session = app.state.registry.default.gpt.session
         calls = []
 
         class Slow:  # 2 ms per character: 1000 characters would take 2 s
@@ -216,7 +216,7 @@ def test_live_server_stops_a_stream_after_disconnect(tiny_models_dir):
                 time.sleep(0.002)
                 return session.run_with_iobinding(binding)
 
-        app.state.models.gpt.session = Slow()
+        app.state.registry.default.gpt.session = Slow()
         with httpx.stream("GET", f"http://127.0.0.1:{port}/api/generate/stream",
                           params={"prompt": PROMPT, "max_new_tokens": 1000}, timeout=10) as r:
             for line in r.iter_lines():
@@ -232,3 +232,26 @@ def test_live_server_stops_a_stream_after_disconnect(tiny_models_dir):
     finally:
         server.should_exit = True
         thread.join(10)
+
+
+@pytest.mark.parametrize("prompt_len, n, knobs", [(5, 40, {}), (50, 100, {"temperature": 1.3, "top_k": 12}),
+                                                   (200, 30, {"top_p": 0.9})])
+def test_stepping_draws_the_same_characters_as_generate(client, models, prompt_len, n, knobs):
+    """One random stream: /api/next-token with seed and `generated` samples what /api/generate
+    samples, character by character, also across the window restart (tiny GPT context 64)."""
+    chars = [c for c in models.vocab.chars if c.isalpha()]
+    prompt = "".join(chars[i % len(chars)] for i in range(prompt_len))
+    body = {"prompt": prompt, "seed": 11, **knobs}
+    whole = client.post("/api/generate", json={**body, "max_new_tokens": n}).json()["text"]
+    out = ""
+    for i in range(n):
+        r = client.post("/api/next-token", json={**body, "prompt": prompt + out, "generated": i})
+        assert r.status_code == 200, r.text
+        out += r.json()["sample"]["char"]
+    assert out == whole
+
+
+def test_next_token_sample_is_absent_without_seed_and_generated_is_checked(client):
+    assert client.post("/api/next-token", json={"prompt": "ab"}).json()["sample"] is None
+    r = client.post("/api/next-token", json={"prompt": "ab", "seed": 1, "generated": 2})
+    assert r.status_code == 422 and r.json()["parameter"] == "generated"

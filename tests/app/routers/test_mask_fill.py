@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.inference import FIRST_CHAR, MASK
+from app.contract import FIRST_CHAR, MASK
 from app.sampling import softmax
 
 

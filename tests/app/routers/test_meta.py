@@ -10,7 +10,11 @@ from app.main import create_app
 
 
 def test_health_reports_both_models(client):
-    assert client.get("/api/health").json() == {"status": "ok", "models": {"gpt": True, "bert": True}}
+    r = client.get("/api/health")
+    body = r.json()
+    assert r.status_code == 200
+    assert body["status"] == "ok" and body["models"] == {"gpt": True, "bert": True}
+    assert body["sets"] == {client.app.state.registry.default_id: {"status": "ok", "problems": []}}
 
 
 def test_models_returns_vocab_and_the_shipped_cards(client, tiny_models_dir):
@@ -24,7 +28,9 @@ def test_models_returns_vocab_and_the_shipped_cards(client, tiny_models_dir):
 
 def test_missing_models_degrade_to_503_not_a_crash(tmp_path):
     with TestClient(create_app(Settings(models_dir=tmp_path))) as c:
-        assert c.get("/api/health").json() == {"status": "degraded", "models": {"gpt": False, "bert": False}}
+        r = c.get("/api/health")
+        assert r.status_code == 503  # load balancers and curl -f read the status code
+        assert r.json()["status"] == "degraded" and r.json()["models"] == {"gpt": False, "bert": False}
         for method, url, body in [("post", "/api/next-token", {"prompt": "a"}),
                                   ("post", "/api/mask-fill", {"text": "a[MASK]"}),
                                   ("get", "/api/nsp/quiz", None), ("get", "/api/models", None)]:

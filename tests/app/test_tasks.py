@@ -1,11 +1,12 @@
-"""app/inference.py: vocabulary, the KV-cached sampler, BERT helpers, the shared gate."""
+"""app/contract.py Vocab, app/tasks (the KV-cached sampler, BERT helpers), app/runtime.py (the shared gate)."""
 from __future__ import annotations
 
 import numpy as np
 import onnxruntime as ort
 import pytest
 
-from app.inference import CLS, FIRST_CHAR, GPT, MASK, SEP, UNK, Vocab
+from app.contract import CLS, FIRST_CHAR, MASK, SEP, UNK, Vocab
+from app.tasks.gpt import GPT
 from app.sampling import softmax
 
 
@@ -35,7 +36,7 @@ class NoCache:
 
 
 def test_special_tokens_are_never_sampled(monkeypatch):
-    monkeypatch.setattr("app.inference.CacheBinding", NoCache)
+    monkeypatch.setattr("app.tasks.gpt.CacheBinding", NoCache)
     gpt = SpecialsFirstGPT(Vocab(list("abc")))
     tokens = [s.token for s in gpt.generate([5, 6], 30, 5.0, 0, 1.0, seed=0)]
     assert min(tokens) >= FIRST_CHAR
@@ -125,7 +126,7 @@ def test_fair_gate_admits_in_arrival_order():
     import threading
     import time
 
-    from app.inference import FairGate
+    from app.runtime import FairGate
 
     gate, order = FairGate(1), []
     gate.__enter__()  # hold the only slot while five threads queue up, one after another
@@ -150,7 +151,7 @@ def test_fair_gate_limits_concurrent_runs():
     import threading
     import time
 
-    from app.inference import FairGate
+    from app.runtime import FairGate
 
     gate, lock, running, peak = FairGate(2), threading.Lock(), [0], [0]
 
@@ -172,7 +173,8 @@ def test_fair_gate_limits_concurrent_runs():
 
 
 def test_both_models_share_one_gate(tiny_models_dir):
-    from app.inference import Models
+    from app.registry import ModelSet, read_meta
+    from app.runtime import Runtime
 
-    m = Models.load(tiny_models_dir, parallel_runs=3)
+    m = ModelSet.load(read_meta(tiny_models_dir), Runtime(parallel_runs=3))
     assert m.gpt.gate is m.bert.gate and m.gpt.gate._free == 3

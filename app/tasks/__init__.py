@@ -1,0 +1,1 @@
+"""What the models compute for the applets, as plain results (no HTTP): GPT sampling, BERT fill / NSP."""

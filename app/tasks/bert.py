@@ -1,0 +1,85 @@
+"""BERT: masked-character prediction, the 80/10/10 corruption demo and next-sentence prediction,
+over bert.onnx. Inputs arrive checked (app/routers); results are plain dicts."""
+from __future__ import annotations
+
+from contextlib import nullcontext
+
+import numpy as np
+
+from ..contract import CLS, FIRST_CHAR, MASK, SEP, Vocab
+from ..sampling import softmax
+
+
+class BERT:
+    def __init__(self, session, vocab: Vocab, config: dict, gate=None):
+        self.session, self.vocab, self.config = session, vocab, config
+        self.gate = gate or nullcontext()
+        self.context = int(config["context"])
+
+    def forward(self, ids: list[int], types: list[int] | None = None):
+        ids_a = np.asarray(ids, dtype=np.int64).reshape(1, -1)
+        types_a = np.zeros_like(ids_a) if types is None else np.asarray(types, dtype=np.int64).reshape(1, -1)
+        with self.gate:
+            mlm, nsp = self.session.run(None, {"input_ids": ids_a, "token_type_ids": types_a})
+        return mlm[0], nsp[0]
+
+    def char_probs(self, ids: list[int], rows: list[int]) -> np.ndarray:
+        """[CLS] ids [SEP] -> (len(rows), n_chars): probabilities over the ordinary characters at
+        the positions `rows` of ids (only those: the softmax of every row costs as much again
+        as the rest of a request's Python work)."""
+        mlm, _ = self.forward([CLS, *ids, SEP])
+        return softmax(mlm[np.asarray(rows, dtype=np.int64) + 1, FIRST_CHAR:])
+
+    def ranked(self, probs: np.ndarray, n: int) -> list[dict]:
+        n = max(1, min(n, len(probs)))
+        idx = np.argpartition(-probs, n - 1)[:n] if n < len(probs) else np.arange(len(probs))
+        idx = idx[np.argsort(-probs[idx], kind="stable")]
+        return [{"char": self.vocab.chars[i], "prob": float(probs[i])} for i in idx]
+
+    def fill(self, ids: list[int], masks: list[int], top_k: int, originals: list[int] | None = None) -> list[dict]:
+        """Predictions at each mask position of `ids` (which already hold [MASK] there)."""
+        probs = self.char_probs(ids, masks)
+        out = []
+        for j, pos in enumerate(masks):
+            p = probs[j]
+            entry = {"position": pos, "predictions": self.ranked(p, top_k), "original": None}
+            if originals is not None and originals[j] >= FIRST_CHAR:
+                po = float(p[originals[j] - FIRST_CHAR])
+                entry["original"] = {"char": self.vocab.token(originals[j]), "prob": po,
+                                     "rank": int((p > po).sum()) + 1}
+            out.append(entry)
+        return out
+
+    def corrupt(self, ids: list[int], mask_rate: float, seed: int) -> dict:
+        """BERT's pretraining corruption on one text, then one forward on what it produced."""
+        rng = np.random.default_rng(seed)
+        arr = np.asarray(ids, dtype=np.int64)
+        n = len(arr)
+        # Vectorised draws in a fixed order, so a seed always gives the same corruption.
+        selected = (rng.random(n) < mask_rate) & (arr >= FIRST_CHAR)
+        r = rng.random(n)
+        randoms = rng.integers(FIRST_CHAR, self.vocab.size, n)
+        corrupted = arr.copy()
+        corrupted[selected & (r < 0.8)] = MASK
+        to_random = selected & (r >= 0.8) & (r < 0.9)
+        corrupted[to_random] = randoms[to_random]
+        chosen = np.flatnonzero(selected)
+        probs = self.char_probs(corrupted.tolist(), chosen.tolist())
+        rows = []
+        for j, pos in enumerate(chosen):
+            p = probs[j]
+            best = int(np.argmax(p))
+            action = "mask" if r[pos] < 0.8 else "random" if r[pos] < 0.9 else "unchanged"
+            rows.append({"position": int(pos), "original": self.vocab.token(int(arr[pos])), "action": action,
+                         "shown": self.vocab.token(int(corrupted[pos])), "prediction": self.vocab.chars[best],
+                         "prob": float(p[best]), "correct": FIRST_CHAR + best == int(arr[pos]),
+                         "top": self.ranked(p, 5)})
+        accuracy = sum(r_["correct"] for r_ in rows) / len(rows) if rows else None
+        return {"corrupted": [self.vocab.token(int(t)) for t in corrupted], "selected": rows, "accuracy": accuracy}
+
+    def p_is_next(self, a: list[int], b: list[int]) -> float:
+        """[CLS] a [SEP] b [SEP] with segment 0 for [CLS] a [SEP] and 1 for b [SEP]."""
+        ids = [CLS, *a, SEP, *b, SEP]
+        types = [0] * (len(a) + 2) + [1] * (len(b) + 1)
+        _, nsp = self.forward(ids, types)
+        return float(softmax(nsp)[0])
