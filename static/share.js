@@ -84,24 +84,33 @@
       box.addEventListener("change", refresh);
       return el("span", { class: "check" }, [box, el("label", { for: id, text: label })]);
     });
-    panel.appendChild(el("div", { class: "share-row" }, [
+    // The body is [hidden] while the panel is closed: Chromium lays out a closed <details>'s content
+    // (content-visibility), so without this its controls would count as on the page.
+    const body = el("div", { id: "share-body", hidden: true });
+    panel.addEventListener("toggle", () => {
+      body.hidden = !panel.open;
+      if (panel.open) refresh();
+    });
+    body.appendChild(el("div", { class: "share-row" }, [
       el("label", { for: "share-url", text: "Link to this exact setup (open it on any device on this network):" }),
       el("div", { class: "row" }, [url, copyButton, status]),
     ]));
-    panel.appendChild(el("div", { class: "share-row" }, [
+    body.appendChild(el("div", { class: "share-row" }, [
       el("span", { class: "check" }, [projector, el("label", { for: "share-projector", text: "open in projector mode (large type)" })]),
     ]));
     if (boxes.length) {
-      panel.appendChild(el("fieldset", { id: "share-hide", class: "share-hide" }, [
+      body.appendChild(el("fieldset", { id: "share-hide", class: "share-hide" }, [
         el("legend", { text: "Hide these controls in the link (for a focused lesson):" }),
       ].concat(boxes)));
     }
+    panel.appendChild(body);
     refresh();
     PP.onUrlChange(refresh);
     const quick = $("#share-quick");
     if (quick) {
       quick.addEventListener("click", async () => {
         panel.open = true; // the link stays on screen, to type on a device that cannot paste
+        body.hidden = false;
         const ok = await copy(status);
         quick.textContent = ok ? "Copied ✓" : "Copy link";
         setTimeout(() => { quick.textContent = "Copy link"; }, 2000);
