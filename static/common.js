@@ -246,11 +246,6 @@ const PP = (function () {
     return id && id.trim() ? id.trim() : null;
   }
 
-  /* Limits as /api/models states them. A server from before the registry sends none; its fixed
-     values were these (app/schemas.py at that time), so only such a server makes them apply. */
-  const LEGACY_LIMITS = { max_masks: 32, max_seed: 4294967295, max_text_chars: 10000, max_prompt_chars: 10000,
-    max_new_tokens: 1000, max_temperature: 5.0 };
-
   let infoPromise = null;
   /* {id, name, cards, vocab, limits, sets, default}: what the page needs of the chosen set. */
   function info() {
@@ -258,7 +253,7 @@ const PP = (function () {
     infoPromise = models().then(async (data) => {
       const sets = data.sets || [];
       const wanted = chosenModel();
-      const limits = Object.assign({}, LEGACY_LIMITS, data.limits || {});
+      const limits = data.limits || {}; // what the server enforces (max_masks, max_seed, text budgets…)
       const base = { sets, default: data.default || null, limits };
       const set = wanted && wanted !== data.default ? sets.find((s) => s.id === wanted) : null;
       if (wanted && wanted !== data.default && !set) {

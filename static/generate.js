@@ -38,8 +38,9 @@
     seed: { control: seedBox, say: () => "The seed must be a whole number from 0 to " + PP.thousands(maxSeed()) + "." },
     generated: { control: promptBox, say: () => "The generated text does not fit the prompt; press Reset." },
   };
-  const maxSeed = () => (limits ? limits.max_seed : 4294967295);
-  const maxPrompt = () => (limits ? limits.max_prompt_chars : 10000);
+  // Until /api/models answers, nothing is cut or clamped here (the server still checks).
+  const maxSeed = () => (limits && Number.isFinite(limits.max_seed) ? limits.max_seed : Infinity);
+  const maxPrompt = () => (limits && Number.isFinite(limits.max_prompt_chars) ? limits.max_prompt_chars : Infinity);
 
   /* ---------- state and controls ---------- */
   function sanitize() {
@@ -69,7 +70,7 @@
     topk.max = String(vocabSize);
     topk.value = String(v.top_k);
     topp.value = String(v.top_p);
-    seedBox.max = String(maxSeed());
+    if (Number.isFinite(maxSeed())) seedBox.max = String(maxSeed());
     seedBox.value = String(v.seed);
     showValues();
     showView();

@@ -13,7 +13,7 @@
   const v = state.values;
   let maxLen = null; // BERT's context - 2, from the card
   let maxMasks = null; // from /api/models limits
-  let maxSeed = 4294967295;
+  let maxSeed = Infinity; // from /api/models limits; the server checks it anyway
   let vocabSize = null;
   let fillRequest = 0;
   let corruptRequest = 0;
@@ -501,9 +501,11 @@
   drawGuessInputs();
   PP.info().then((info) => {
     const bert = info.cards.bert;
-    maxMasks = info.limits.max_masks;
-    maxSeed = info.limits.max_seed;
-    seedBox.max = String(maxSeed);
+    if (Number.isFinite(info.limits.max_masks)) maxMasks = info.limits.max_masks;
+    if (Number.isFinite(info.limits.max_seed)) {
+      maxSeed = info.limits.max_seed;
+      seedBox.max = String(maxSeed);
+    }
     vocabSize = info.vocab.chars.length;
     if (bert && bert.config) {
       maxLen = bert.config.context - 2;
