@@ -32,9 +32,16 @@
     return url.toString();
   }
 
+  /* The QR code is drawn only while the panel is open (8 masks are scored for each link). */
   function refresh() {
     const box = $("#share-url");
     if (box) box.value = link();
+    const qr = $("#share-qr");
+    const panel = $("#share-panel");
+    if (!qr || !panel || !panel.open || !PP.qr) return;
+    const drawn = PP.qr.svg(link(), "QR code of this link: point a phone's camera at it");
+    PP.clear(qr).appendChild(drawn || el("p", { class: "note", text: "This link is too long for a QR code (more than " +
+      "666 bytes): type or paste it instead." }));
   }
 
   /* navigator.clipboard needs a secure context (https or localhost); on a school LAN over plain
@@ -91,9 +98,12 @@
       body.hidden = !panel.open;
       if (panel.open) refresh();
     });
-    body.appendChild(el("div", { class: "share-row" }, [
-      el("label", { for: "share-url", text: "Link to this exact setup (open it on any device on this network):" }),
-      el("div", { class: "row" }, [url, copyButton, status]),
+    body.appendChild(el("div", { class: "share-row share-link" }, [
+      el("div", { class: "share-text" }, [
+        el("label", { for: "share-url", text: "Link to this exact setup (open it on any device on this network):" }),
+        el("div", { class: "row" }, [url, copyButton, status]),
+      ]),
+      el("div", { id: "share-qr", class: "share-qr" }),
     ]));
     body.appendChild(el("div", { class: "share-row" }, [
       el("span", { class: "check" }, [projector, el("label", { for: "share-projector", text: "open in projector mode (large type)" })]),
