@@ -22,7 +22,7 @@ GOLDEN = json.loads((Path(__file__).parent / "qr_golden.json").read_text())
 def test_qr_symbols_equal_an_independent_encoder(page_factory):
     page, rec = page_factory()
     page.goto("/attention")
-    page.wait_for_function("() => window.PP && PP.qr")
+    page.wait_for_function("() => typeof PP !== 'undefined' && Boolean(PP.qr)")
     codes = GOLDEN["codes"]
     assert {c["mask"] for c in codes} == set(range(8))
     for code in codes:
