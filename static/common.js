@@ -1,11 +1,10 @@
 /* Pretraining Playground: shared helpers for every applet (no build step, no dependencies).
    PP.api        fetch JSON from the server; errors carry the body's "detail" and are shown.
    PP.urlState   settings <-> URL query (history.replaceState), so a link reproduces a demo.
-   PP.bars       probability bars drawn with plain DOM plus a <table> with the same numbers.
    PP.report     an API error shown next to the control that caused it, in plain words.
    PP.info       the chosen model set (URL `model`): its cards, vocabulary and the server's limits.
-   Page chrome:  projector mode (projector=1), hide=<control names>, the model picker, the aria-live
-                 error box, keyboard-shortcut switch. The share panel lives in share.js. */
+   Elsewhere: charts.js (PP.bars, PP.table), chrome.js (projector mode, hide=, the model picker,
+   the shortcut switch, slider value texts), qr.js and share.js (the share panel). */
 "use strict";
 
 const PP = (function () {
@@ -269,34 +268,6 @@ const PP = (function () {
     return infoPromise;
   }
 
-  /* A <select> in the header once the server lists more than one set. Choosing reloads the page
-     with `model` in the URL (omitted for the default), so the link reproduces the choice. */
-  function drawModelPicker() {
-    models().then((data) => {
-      // "not loaded" sets load on first use; a set that failed to load is not offered
-      const sets = (data.sets || []).filter((s) => s.status !== "failed" || s.id === chosenModel());
-      if (sets.length <= 1 || $("#model-picker")) return;
-      const current = chosenModel() || data.default;
-      const select = el("select", { id: "model-picker", "aria-describedby": "model-picker-note" }, sets.map((s) =>
-        el("option", { value: s.id, selected: s.id === current ? true : null,
-          text: (s.name || s.id) + (s.families ? " (" + s.families.join(" + ").toUpperCase() + ")" : "") })));
-      select.addEventListener("change", () => {
-        const p = new URLSearchParams(location.search);
-        if (select.value === data.default) p.delete("model");
-        else p.set("model", select.value);
-        const query = p.toString();
-        location.assign(location.pathname + (query ? "?" + query : ""));
-      });
-      const box = el("div", { class: "model-pick" }, [
-        el("label", { for: "model-picker", text: "Model" }), select,
-        el("span", { id: "model-picker-note", class: "sr-only", text: "Changing the model reloads the page." }),
-      ]);
-      const toggle = $("#projector-toggle");
-      if (toggle) toggle.parentNode.insertBefore(box, toggle);
-      applyProjector(isProjector());
-    }).catch(() => {});
-  }
-
   /* ---------- URL state ---------- */
   function parseValue(raw, def) {
     if (Array.isArray(def)) {
@@ -364,160 +335,16 @@ const PP = (function () {
     return Math.min(hi, Math.max(lo, x));
   }
 
-  /* ---------- charts ---------- */
-  /* rows: [{char, prob, marks: ["original"|"sampled"|"cut"], note}] drawn on an absolute 0..1
-     scale, so charts of different distributions compare honestly. Marks are text, not colour. */
-  const MARK_TEXT = { original: "★ original", sampled: "◀ sampled", cut: "cut", guess: "✎ your guess" };
-
-  function bars(container, rows, opts) {
-    const o = opts || {};
-    clear(container);
-    const list = el("ul", { class: "bars" + (o.wide ? " wide" : ""), "aria-label": o.label || "probabilities" });
-    for (const row of rows) {
-      const marks = row.marks || [];
-      const fill = el("span", { class: "bar-fill" });
-      fill.style.width = clamp(row.prob * 100, 0, 100).toFixed(2) + "%";
-      const item = el("li", {
-        class: "bar-row " + marks.map((m) => "is-" + m).join(" "),
-        dataset: { char: row.char, prob: String(row.prob) },
-      }, [
-        el("span", { class: "bar-label", title: row.label ? null : charName(row.char), text: row.label || visibleChar(row.char) }),
-        el("span", { class: "bar-track", "aria-hidden": "true" }, fill),
-        el("span", { class: "bar-value", text: pct(row.prob) }),
-        marks.length || row.note
-          ? el("span", { class: "bar-mark", text: [row.note || ""].concat(marks.map((m) => MARK_TEXT[m] || m)).join(" ").trim() })
-          : null,
-      ]);
-      list.appendChild(item);
-    }
-    container.appendChild(list);
-    if (o.table !== false) {
-      container.appendChild(table(o.caption || o.label || "Probabilities",
-        [o.wide ? "Answer" : "Character", "Probability", "Note"],
-        rows.map((r) => [r.label || charName(r.char), pct(r.prob, 2), (r.marks || []).map((m) => MARK_TEXT[m] || m).join(", ")])));
-    }
-    return list;
-  }
-
-  /* A <details> with a real table: the numbers of every chart, readable by a screen reader. */
-  function table(caption, head, rows, open) {
-    const t = el("table", { class: "num-table" }, [
-      el("caption", { text: caption }),
-      el("thead", {}, el("tr", {}, head.map((h) => el("th", { scope: "col", text: h })))),
-      el("tbody", {}, rows.map((r) => el("tr", {}, r.map((cell, i) =>
-        i === 0 ? el("th", { scope: "row", text: cell }) : el("td", { text: cell }))))),
-    ]);
-    return el("details", { class: "numbers", open: open ? true : null }, [
-      el("summary", { text: "Table: " + caption }), el("div", { class: "table-wrap" }, t),
-    ]);
-  }
-
-  /* ---------- page chrome: projector mode, hide=, instructor tips ---------- */
-  function isProjector() {
-    return new URLSearchParams(location.search).get("projector") === "1";
-  }
-
-  /* Links to other pages carry the shared state: projector mode and the chosen model set. */
-  function applyProjector(on) {
-    document.documentElement.classList.toggle("projector", on);
-    const button = $("#projector-toggle");
-    if (button) button.setAttribute("aria-pressed", on ? "true" : "false");
-    const model = chosenModel();
-    for (const link of document.querySelectorAll("a[href^='/']:not([data-own-state])")) {
-      const url = new URL(link.getAttribute("href"), location.origin);
-      if (url.pathname.startsWith("/api/") || url.pathname.startsWith("/static/")) continue;
-      if (on) url.searchParams.set("projector", "1");
-      else url.searchParams.delete("projector");
-      if (model) url.searchParams.set("model", model);
-      else url.searchParams.delete("model");
-      link.setAttribute("href", url.pathname + url.search + url.hash);
-    }
-  }
-
-  function toggleProjector() {
-    const p = new URLSearchParams(location.search);
-    const on = p.get("projector") !== "1";
-    if (on) p.set("projector", "1");
-    else p.delete("projector");
-    const query = p.toString();
-    history.replaceState(null, "", location.pathname + (query ? "?" + query : "") + location.hash);
-    applyProjector(on);
-    urlChanged();
-  }
-
-  function hiddenControls() {
-    const raw = new URLSearchParams(location.search).get("hide") || "";
-    return raw.split(",").map((s) => s.trim()).filter(Boolean);
-  }
-
-  function applyHide() {
-    const hide = new Set(hiddenControls());
-    const names = [];
-    for (const node of document.querySelectorAll("[data-control]")) {
-      names.push(node.dataset.control);
-      if (hide.has(node.dataset.control)) node.hidden = true;
-    }
-    const list = $("#control-names");
-    if (list && names.length) list.textContent = names.join(", ");
-  }
-
   /* True when a keyboard shortcut should be ignored because the user is typing or adjusting. */
   function typingTarget(target) {
     if (!target || !target.closest) return false;
     return Boolean(target.closest("input, textarea, select, [contenteditable='true']"));
   }
 
-  /* ---------- single-key shortcuts can be switched off (WCAG 2.1.4), remembered per browser ---------- */
-  const SHORTCUTS_KEY = "pp-shortcuts";
-  function shortcutsOn() {
-    try {
-      return localStorage.getItem(SHORTCUTS_KEY) !== "off";
-    } catch (err) {
-      return true;
-    }
-  }
-
-  /* Every .key-hints paragraph gets the switch: one checkbox per page, all sharing the setting. */
-  function drawShortcutSwitches() {
-    document.querySelectorAll(".key-hints").forEach((hints, i) => {
-      const id = "shortcuts-" + i;
-      const box = el("input", { type: "checkbox", id, class: "shortcuts-switch", checked: shortcutsOn() ? true : null });
-      box.addEventListener("change", () => {
-        try {
-          localStorage.setItem(SHORTCUTS_KEY, box.checked ? "on" : "off");
-        } catch (err) { /* private mode: the switch still works for this page */ }
-        document.documentElement.classList.toggle("no-shortcuts", !box.checked);
-        for (const other of document.querySelectorAll(".shortcuts-switch")) other.checked = box.checked;
-        switchedOff = !box.checked;
-      });
-      hints.appendChild(el("span", { class: "shortcuts-toggle" }, [box, el("label", { for: id, text: "single-key shortcuts on" })]));
-    });
-    document.documentElement.classList.toggle("no-shortcuts", !shortcutsOn());
-  }
-  let switchedOff = false;
-  const shortcutsEnabled = () => !switchedOff && shortcutsOn();
-
-  /* aria-valuetext: a slider announces "0.80" as its label says it ("0.80", "off", "15 %"). */
-  function valueText(slider, text) {
-    if (slider) slider.setAttribute("aria-valuetext", text);
-  }
-
-  function init() {
-    applyProjector(isProjector());
-    applyHide();
-    drawShortcutSwitches();
-    drawModelPicker();
-    const button = $("#projector-toggle");
-    if (button) button.addEventListener("click", toggleProjector);
-  }
-
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
-  else init();
 
   return {
     el, svg, clear, $, visibleChar, charName, pct, num, thousands, debounce, clamp, len,
-    showError, clearError, api, ApiError, models, info, chosenModel, urlState, onUrlChange, bars, table,
-    typingTarget, report, fieldMessage, clearFieldErrors, shortcutsEnabled, valueText, hiddenControls,
-    isProjector,
+    showError, clearError, api, ApiError, models, info, chosenModel, urlState, onUrlChange, urlChanged,
+    typingTarget, report, fieldMessage, clearFieldErrors,
   };
 })();

@@ -5,6 +5,7 @@
 
 (function () {
   const { el, $ } = PP;
+  const LOCAL = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
 
   function controlNames() {
     const seen = new Set();
@@ -79,7 +80,8 @@
     const hidden = new Set(PP.hiddenControls());
     const names = controlNames();
     const status = el("span", { id: "share-status", class: "status", role: "status" });
-    const url = el("input", { type: "text", id: "share-url", readonly: true, class: "share-url", spellcheck: "false" });
+    // a wrapping box: the whole link stays readable, to type it on a device that cannot paste
+    const url = el("textarea", { id: "share-url", readonly: true, class: "share-url", rows: "2", spellcheck: "false" });
     const copyButton = el("button", { type: "button", id: "share-copy", class: "btn", text: "Copy link" });
     copyButton.addEventListener("click", () => copy(status));
     url.addEventListener("focus", () => url.select());
@@ -101,7 +103,11 @@
     body.appendChild(el("div", { class: "share-row share-link" }, [
       el("div", { class: "share-text" }, [
         el("label", { for: "share-url", text: "Link to this exact setup (open it on any device on this network):" }),
-        el("div", { class: "row" }, [url, copyButton, status]),
+        url,
+        el("div", { class: "row" }, [copyButton, status]),
+        LOCAL.has(location.hostname) ? el("p", { class: "note" }, ["This address works on this computer only. For the " +
+          "class, start the server with ", el("code", { class: "nowrap", text: "--host 0.0.0.0" }),
+          " and open the page by this computer's network address."]) : null,
       ]),
       el("div", { id: "share-qr", class: "share-qr" }),
     ]));
