@@ -32,7 +32,7 @@ def load_registry(settings: Settings) -> Registry:
     registry = Registry(Runtime(settings.threads, settings.parallel_runs), settings.max_loaded_sets)
     registry.add(settings.models_dir, kind="shipped", pin=True, default=True)
     for folder in settings.extra_models:
-        registry.add(folder, kind="extra")
+        registry.get(registry.add(folder, kind="extra"))  # checked now: /api/health reports it from the start
     return registry
 
 

@@ -1,41 +1,149 @@
 /* NSP Quiz: GET /api/nsp/quiz for a held-out pair, POST /api/nsp/quiz/{id}/answer for the truth and
-   BERT's P(IsNext), POST /api/nsp/predict for your own pair. Score (you vs BERT) lives in
-   sessionStorage; URL: q (question index), a and b (your own pair). */
+   BERT's P(IsNext), POST /api/nsp/predict for your own pair. BERT's score on the whole bank comes
+   from its model card (cards.bert.quiz, measured by `python -m training quiz` exactly as the server
+   answers). URL: q (question index; in a class set, the position in the set), set (a class set:
+   comma-separated question ids in the order to answer them), a and b (your own pair).
+   Scores live in sessionStorage: one running score for the open quiz, one per class set. */
 "use strict";
 
 (function () {
   const { el, $, clear, pct, debounce, api, clearError } = PP;
-  const SCORE_KEY = "pp-nsp-score";
+  const FREE_KEY = "pp-nsp-score";
+  const SET_KEY = "pp-nsp-set:";
+  const MAX_SET = 200;
   const state = PP.urlState({
     q: -1,
+    set: "",
     a: "To be, or not to be, that is the question:",
     b: "Whether 'tis nobler in the mind to suffer",
   });
   const v = state.values;
-  let question = null; // {id, a, b, count}
+  let question = null; // {id, index, a, b, count}
   let answered = false;
+  let bankSize = null;
   let context = 128;
+  let titles = {};
   let loadRequest = 0;
 
-  /* ---------- score ---------- */
-  function loadScore() {
-    try {
-      const s = JSON.parse(sessionStorage.getItem(SCORE_KEY) || "null");
-      if (s && Number.isFinite(s.n)) return s;
-    } catch (err) { /* a broken entry starts a fresh score */ }
-    return { n: 0, you: 0, model: 0 };
+  /* ---------- small local helpers (common.js gains shared ones; these keep this page self-contained) ---------- */
+  const chars = (text) => [...String(text)].length; // as the server counts (code points)
+
+  function playName(raw) {
+    if (!raw) return "an unknown play";
+    if (titles[raw]) return titles[raw];
+    const small = new Set(["a", "an", "and", "as", "at", "by", "for", "in", "of", "on", "or", "the", "to"]);
+    const roman = new Set(["ii", "iii", "iv", "v", "vi", "vii", "viii", "ix"]);
+    return raw.split(/[_\s]+/).filter(Boolean).map((w, k) => {
+      const lw = w.toLowerCase();
+      if (roman.has(lw)) return lw.toUpperCase();
+      if (k > 0 && small.has(lw)) return lw;
+      return lw.charAt(0).toUpperCase() + lw.slice(1);
+    }).join(" ");
   }
-  let score = loadScore();
+
+  /* A message in plain words right after `anchor` (the control that caused it), scrolled into view. */
+  function fieldError(anchor, message) {
+    const id = anchor.id + "-error";
+    let node = document.getElementById(id);
+    if (!message) {
+      if (node) node.remove();
+      anchor.removeAttribute("aria-invalid");
+      return;
+    }
+    if (!node) {
+      node = el("p", { id, class: "field-error", role: "alert" });
+      anchor.insertAdjacentElement("afterend", node);
+    }
+    node.textContent = message;
+    if (anchor.matches("input, textarea")) {
+      anchor.setAttribute("aria-invalid", "true");
+      anchor.setAttribute("aria-describedby", id);
+    }
+    const r = node.getBoundingClientRect();
+    if (r.top < 0 || r.bottom > window.innerHeight) node.scrollIntoView({ block: "center" });
+  }
+
+  /* What went wrong, as a sentence; `own` is the sentence for errors about this control's input. */
+  function plain(err, own) {
+    if (err.status === 0) return "The server could not be reached. Check the connection and try again.";
+    const detail = err.detail || String(err.message || "").replace(/ \(HTTP \d+\)$/, "");
+    if (err.status === 503 && /not installed|no NSP quiz/.test(detail)) return "This model set has no NSP quiz on this server.";
+    if (err.status === 503) return "The server is busy with the whole class right now. Try again in a moment.";
+    if (err.status === 413) return "That is too much text to send at once.";
+    if (own) return own;
+    return detail.charAt(0).toUpperCase() + detail.slice(1) + (/[.!?]$/.test(detail) ? "" : ".");
+  }
+
+  /* ---------- class set ---------- */
+  function parseSet(raw) {
+    const ids = String(raw || "").split(",").map((s) => s.trim()).filter(Boolean);
+    return ids.filter((id) => /^[A-Za-z0-9_-]{1,32}$/.test(id)).slice(0, MAX_SET);
+  }
+  let setIds = parseSet(v.set);
+  const inSet = () => setIds.length > 0;
+
+  function setLink(ids) {
+    const p = new URLSearchParams();
+    const model = new URLSearchParams(location.search).get("model");
+    if (model) p.set("model", model);
+    p.set("set", ids.join(","));
+    return location.origin + location.pathname + "?" + p.toString().replace(/%2C/g, ",");
+  }
+
+  /* ---------- score ---------- */
+  function readStore(key, fallback) {
+    try {
+      const s = JSON.parse(sessionStorage.getItem(key) || "null");
+      if (s && typeof s === "object") return s;
+    } catch (err) { /* a broken entry starts afresh */ }
+    return fallback;
+  }
+
+  function writeStore(key, value) {
+    try {
+      sessionStorage.setItem(key, JSON.stringify(value));
+    } catch (err) { /* private mode: the score still shows for this page view */ }
+  }
+
+  let free = readStore(FREE_KEY, { n: 0, you: 0, model: 0 });
+  if (!Number.isFinite(free.n)) free = { n: 0, you: 0, model: 0 };
+  let setAnswers = {}; // id -> {guess, correct, model_correct}
+
+  function loadSetAnswers() {
+    const stored = inSet() ? readStore(SET_KEY + setIds.join(","), {}) : {};
+    setAnswers = stored && typeof stored.answers === "object" && stored.answers ? stored.answers : {};
+  }
+
+  function score() {
+    if (!inSet()) return free;
+    const rows = setIds.map((id) => setAnswers[id]).filter(Boolean);
+    return { n: rows.length, you: rows.filter((r) => r.correct).length, model: rows.filter((r) => r.model_correct).length };
+  }
 
   function showScore() {
-    $("#n-score-you").textContent = score.you + " / " + score.n;
-    $("#n-score-model").textContent = score.model + " / " + score.n;
+    const s = score();
+    $("#n-score-you").textContent = s.you + " / " + s.n;
+    $("#n-score-model").textContent = s.model + " / " + s.n;
+    const note = $("#n-set-note");
+    note.hidden = !inSet();
+    $("#n-set-leave").hidden = !inSet();
+    $("#n-set-link-row").hidden = !inSet();
+    if (!inSet()) return;
+    $("#n-set-link").value = setLink(setIds);
+    const total = setIds.length;
+    note.textContent = s.n < total
+      ? "Class set: " + total + " questions in a fixed order. Answered " + s.n + " of " + total + "."
+      : "Class set finished: you " + s.you + " / " + total + ", BERT " + s.model + " / " + total + ".";
   }
 
-  function saveScore() {
-    try {
-      sessionStorage.setItem(SCORE_KEY, JSON.stringify(score));
-    } catch (err) { /* private mode: the score still shows for this page view */ }
+  function record(r, guess) {
+    if (inSet()) {
+      setAnswers[r.id] = { guess, correct: r.correct, model_correct: r.model_correct };
+      writeStore(SET_KEY + setIds.join(","), { answers: setAnswers });
+    } else {
+      free = { n: free.n + 1, you: free.you + (r.correct ? 1 : 0), model: free.model + (r.model_correct ? 1 : 0) };
+      writeStore(FREE_KEY, free);
+    }
     showScore();
   }
 
@@ -47,12 +155,13 @@
     ]);
   }
 
-  function renderSequence(box, a, b) {
+  function renderSequence(box, a, b, sources) {
     clear(box);
+    const from = (k) => (sources ? " · from " + playName(sources[k]) : "");
     box.appendChild(el("span", { class: "special", text: "[CLS]" }));
-    box.appendChild(segment("seg-a", "Segment A · token type 0", a));
+    box.appendChild(segment("seg-a", "Segment A · token type 0" + from(0), a));
     box.appendChild(el("span", { class: "special", text: "[SEP]" }));
-    box.appendChild(segment("seg-b", "Segment B · token type 1", b));
+    box.appendChild(segment("seg-b", "Segment B · token type 1" + from(1), b));
     box.appendChild(el("span", { class: "special", text: "[SEP]" }));
   }
 
@@ -63,81 +172,221 @@
     ], { wide: true, label: caption, caption });
   }
 
-  function setAnswerButtons(enabled) {
-    $("#n-isnext").disabled = !enabled;
-    $("#n-notnext").disabled = !enabled;
-  }
-
-  /* ---------- quiz ---------- */
-  async function loadQuestion() {
-    const id = ++loadRequest;
-    answered = false;
-    setAnswerButtons(false);
-    clear($("#n-result"));
-    try {
-      const params = v.q >= 0 ? { index: String(v.q) } : undefined;
-      const data = await api("/api/nsp/quiz", { params });
-      if (id !== loadRequest) return;
-      clearError();
-      question = data;
-      const digits = /(\d+)/.exec(data.id);
-      if (v.q < 0 && digits) state.set({ q: parseInt(digits[1], 10) });
-      $("#n-qid").textContent = data.id + " (" + (v.q + 1) + " of " + data.count + ")";
-      renderSequence($("#n-seq"), data.a, data.b);
-      setAnswerButtons(true);
-    } catch (err) {
-      $("#n-qid").textContent = "unavailable";
+  /* Answer buttons stay readable after answering (aria-disabled, not disabled) so the chosen one
+     keeps its mark next to the segments. */
+  function setAnswerButtons(mode, chosen) {
+    for (const [id, guess] of [["#n-isnext", "IsNext"], ["#n-notnext", "NotNext"]]) {
+      const button = $(id);
+      button.disabled = mode === "off";
+      button.setAttribute("aria-disabled", mode === "open" ? "false" : "true");
+      button.setAttribute("aria-pressed", chosen === guess ? "true" : "false");
+      const tag = button.querySelector(".chosen-tag");
+      if (tag) tag.remove();
+      if (chosen === guess) button.appendChild(el("span", { class: "chosen-tag", text: "your answer" }));
     }
   }
 
-  async function answer(guess) {
+  /* ---------- quiz ---------- */
+  function wantedIndex() {
+    if (!inSet()) return v.q;
+    const m = /(\d+)$/.exec(setIds[v.q]);
+    return m ? parseInt(m[1], 10) : NaN;
+  }
+
+  async function loadQuestion() {
+    const id = ++loadRequest;
+    answered = false;
+    question = null;
+    setAnswerButtons("off");
+    clear($("#n-result"));
+    fieldError($("#n-seq"), "");
+    fieldError($("#n-answer-row"), "");
+    const index = wantedIndex();
+    try {
+      if (inSet() && !Number.isFinite(index)) throw Object.assign(new Error("bad id"), { status: 404, setId: setIds[v.q] });
+      const params = index >= 0 ? { index: String(index) } : undefined;
+      const data = await api("/api/nsp/quiz", { params, quiet: true });
+      if (id !== loadRequest) return;
+      if (inSet() && data.id !== setIds[v.q]) throw Object.assign(new Error("moved"), { status: 404, setId: setIds[v.q] });
+      clearError();
+      question = data;
+      bankSize = data.count;
+      if (!inSet() && v.q < 0) state.set({ q: data.index });
+      $("#n-qid").textContent = inSet()
+        ? (v.q + 1) + " of " + setIds.length + " in the class set (" + data.id + ")"
+        : data.id + " (" + (data.index + 1) + " of " + data.count + ")";
+      renderSequence($("#n-seq"), data.a, data.b);
+      const before = inSet() ? setAnswers[data.id] : null;
+      if (before) {
+        await answer(before.guess, true); // already answered in this set: show it again, score unchanged
+      } else {
+        setAnswerButtons("open");
+      }
+    } catch (err) {
+      if (id !== loadRequest) return;
+      $("#n-qid").textContent = "unavailable";
+      const has = bankSize ? " (it has " + bankSize + " questions)" : "";
+      const missing = err.setId !== undefined || (err.status === 422 && err.parameter === "index");
+      let own = null;
+      if (missing && inSet()) {
+        own = "Question " + setIds[v.q] + " of this class set is not in this server's quiz" + has + ". Ask for a new class-set link.";
+      } else if (missing) {
+        own = "There is no question " + (index + 1) + " in this server's quiz" + has + ". Press “Next question” to start from the first.";
+      }
+      fieldError($("#n-seq"), plain(err, own));
+    }
+  }
+
+  async function answer(guess, replay) {
     if (!question || answered) return;
     answered = true;
-    setAnswerButtons(false);
+    const item = question;
+    setAnswerButtons("wait", guess);
     try {
-      const r = await api("/api/nsp/quiz/" + encodeURIComponent(question.id) + "/answer", { body: { guess } });
+      const r = await api("/api/nsp/quiz/" + encodeURIComponent(item.id) + "/answer", { body: { guess }, quiet: true });
+      if (question !== item) return;
       clearError();
-      score = { n: score.n + 1, you: score.you + (r.correct ? 1 : 0), model: score.model + (r.model_correct ? 1 : 0) };
-      saveScore();
+      fieldError($("#n-answer-row"), "");
+      if (!replay) record(r, guess);
+      setAnswerButtons("done", guess);
+      renderSequence($("#n-seq"), item.a, item.b, [r.source_a, r.source_b]);
       const box = clear($("#n-result"));
-      box.appendChild(el("p", {}, ["You said ", el("strong", { text: guess }), ": ",
+      box.appendChild(el("p", {}, [replay ? "You answered " : "You said ", el("strong", { class: "your-guess", text: guess }), ": ",
         el("span", { class: r.correct ? "ok" : "nok", text: r.correct ? "correct" : "wrong" })]));
       box.appendChild(el("p", {}, ["Truth: ", el("strong", { class: "truth", text: r.truth }),
-        " (A from " + r.source_a + ", B from " + r.source_b + ")."]));
+        " (A is from " + playName(r.source_a) + ", B is from " + playName(r.source_b) + ")."]));
       box.appendChild(el("p", {}, ["BERT: P(IsNext) = ", el("strong", { class: "p-is-next", dataset: { prob: String(r.p_is_next) }, text: pct(r.p_is_next) }),
         " → " + r.model_guess + " ", el("span", { class: r.model_correct ? "ok" : "nok", text: r.model_correct ? "correct" : "wrong" })]));
       const chart = el("div", { class: "chart" });
       box.appendChild(chart);
       probChart(chart, r.p_is_next, "BERT's answer for " + r.id);
-      $("#n-next").focus();
+      if (!replay) $("#n-next").focus({ preventScroll: true }); // the segments stay where they are
     } catch (err) {
+      if (question !== item) return;
       answered = false;
-      setAnswerButtons(true);
+      setAnswerButtons("open");
+      fieldError($("#n-answer-row"), plain(err, err.status === 404
+        ? "This question is no longer in the server's quiz. Go to the next question." : null));
     }
   }
 
   function next() {
-    const count = question ? question.count : 1;
-    state.set({ q: v.q < 0 ? -1 : (v.q + 1) % count });
+    if (inSet()) state.set({ q: (v.q + 1) % setIds.length });
+    else if (v.q >= 0) state.set({ q: (v.q + 1) % (question ? question.count : bankSize || 1) });
     loadQuestion();
+  }
+
+  function enterSet(ids) {
+    setIds = ids;
+    state.set({ set: ids.join(","), q: ids.length ? 0 : -1 });
+    loadSetAnswers();
+    showScore();
+    loadQuestion();
+  }
+
+  async function makeSet() {
+    const input = $("#n-set-count");
+    fieldError(input, "");
+    try {
+      if (!bankSize) bankSize = (await api("/api/nsp/quiz", { params: { index: "0" }, quiet: true })).count;
+    } catch (err) {
+      fieldError(input, plain(err));
+      return;
+    }
+    const most = Math.min(bankSize, MAX_SET);
+    const n = Number(input.value);
+    if (!Number.isInteger(n) || n < 1 || n > most) {
+      fieldError(input, input.value.trim() === "" ? "Type how many questions the class set should have (1 to " + most + ")."
+        : "Choose a whole number of questions from 1 to " + most + ".");
+      return;
+    }
+    // A random choice of questions in a random order; the link then fixes both.
+    const pool = Array.from({ length: bankSize }, (_, i) => i);
+    for (let i = 0; i < n; i++) {
+      const j = i + Math.floor(Math.random() * (pool.length - i));
+      [pool[i], pool[j]] = [pool[j], pool[i]];
+    }
+    enterSet(pool.slice(0, n).map((i) => "q" + String(i).padStart(3, "0")));
+    writeStore(SET_KEY + setIds.join(","), { answers: {} });
+    $("#n-set-copied").textContent = "";
+  }
+
+  async function copyLink() {
+    const input = $("#n-set-link");
+    const status = $("#n-set-copied");
+    try {
+      await navigator.clipboard.writeText(input.value);
+      status.textContent = "Link copied: share it with the class.";
+    } catch (err) {
+      // No clipboard API (a plain-http LAN address is not a "secure context"): select the text instead.
+      input.focus();
+      input.select();
+      let done = false;
+      try { done = document.execCommand("copy"); } catch (e) { done = false; }
+      status.textContent = done ? "Link copied: share it with the class." : "The link is selected: copy it with Ctrl+C (⌘C on a Mac).";
+    }
+  }
+
+  /* ---------- BERT's score on this bank, from its model card ---------- */
+  function showModelScore(card) {
+    const box = clear($("#n-model-score"));
+    const quiz = card && card.quiz;
+    titles = (quiz && quiz.titles) || {};
+    const ev = card && card.evaluation && (card.evaluation.test || card.evaluation.validation);
+    const pairs = ev && ev.nsp_accuracy !== undefined
+      ? " On " + PP.thousands(ev.nsp_pairs) + " held-out pairs cut the way training cuts them (B may stop mid-line), it scores " +
+        pct(ev.nsp_accuracy) + "." : "";
+    if (!quiz || !quiz.items) {
+      box.textContent = "BERT's score on this quiz is not in its model card (rebuild it with python -m training quiz)." + pairs;
+      return;
+    }
+    const verdict = quiz.accuracy < 0.6
+      ? "That is close to guessing: a coin toss gets about half right."
+      : "A coin toss would get about half right.";
+    box.appendChild(el("strong", { id: "n-model-accuracy", dataset: { correct: String(quiz.correct), items: String(quiz.items) },
+      text: "BERT on this quiz: " + quiz.correct + " / " + quiz.items + " right (" + pct(quiz.accuracy) + ")." }));
+    box.appendChild(document.createTextNode(" " + verdict + " It says IsNext " + quiz.is_next_said + " times; " +
+      quiz.is_next_items + " answers really are IsNext." + pairs + " Can you beat it?"));
   }
 
   /* ---------- your own pair ---------- */
   function showBudget() {
     const a = $("#n-a").value;
     const b = $("#n-b").value;
-    $("#n-a-count").textContent = String(a.length);
-    $("#n-b-count").textContent = String(b.length);
-    const left = context - 3 - a.length - b.length;
+    $("#n-a-count").textContent = String(chars(a));
+    $("#n-b-count").textContent = String(chars(b));
+    const left = context - 3 - chars(a) - chars(b);
     $("#n-budget").textContent = left >= 0
       ? "BERT reads at most " + context + " tokens: " + left + " characters left for A + B."
       : "Too long by " + -left + " characters: BERT reads at most " + context + " tokens including [CLS] and two [SEP].";
   }
 
+  /* The problem with the pair, as [control, sentence], or null. The server checks the same. */
+  function pairProblem(a, b) {
+    if (!a) return [$("#n-a"), "Segment A is empty. Type the first segment."];
+    if (!b) return [$("#n-b"), "Segment B is empty. Type the segment that might follow A."];
+    const room = context - 3;
+    const total = chars(a) + chars(b);
+    if (total > room) {
+      const which = chars(a) >= room ? $("#n-a") : $("#n-b");
+      return [which, "A and B together are " + total + " characters; BERT reads at most " + room +
+        " (its " + context + " tokens minus [CLS] and two [SEP]). Shorten them by " + (total - room) + "."];
+    }
+    return null;
+  }
+
   async function predict() {
     const box = clear($("#n-own-result"));
+    fieldError($("#n-a"), "");
+    fieldError($("#n-b"), "");
+    fieldError($("#n-predict-row"), "");
+    const problem = pairProblem(v.a, v.b);
+    if (problem) {
+      fieldError(problem[0], problem[1]);
+      return;
+    }
     try {
-      const r = await api("/api/nsp/predict", { body: { a: v.a, b: v.b } });
+      const r = await api("/api/nsp/predict", { body: { a: v.a, b: v.b }, quiet: true });
       clearError();
       const seq = el("div", { class: "nsp-seq" });
       renderSequence(seq, v.a, v.b);
@@ -152,13 +401,18 @@
         box.appendChild(el("p", { class: "note", text: "Not in the vocabulary (read as [UNK]): " +
           r.unknown_chars.map((u) => PP.charName(u.char)).join(", ") }));
       }
-    } catch (err) { /* shown in the error box */ }
+    } catch (err) {
+      const control = err.parameter === "a" ? $("#n-a") : err.parameter === "b" ? $("#n-b") : $("#n-predict-row");
+      const own = err.parameter === "a" || err.parameter === "b" ? (pairProblem(v.a, v.b) || [null, null])[1] : null;
+      fieldError(control, plain(err, own));
+    }
   }
 
   const onPair = debounce(() => state.set({ a: $("#n-a").value, b: $("#n-b").value }), 250);
   for (const id of ["#n-a", "#n-b"]) {
     $(id).addEventListener("input", () => {
       showBudget();
+      fieldError($(id), "");
       onPair();
     });
   }
@@ -166,18 +420,24 @@
   $("#n-isnext").addEventListener("click", () => answer("IsNext"));
   $("#n-notnext").addEventListener("click", () => answer("NotNext"));
   $("#n-next").addEventListener("click", next);
+  $("#n-set-make").addEventListener("click", makeSet);
+  $("#n-set-leave").addEventListener("click", () => enterSet([]));
+  $("#n-set-copy").addEventListener("click", copyLink);
+  $("#n-set-count").addEventListener("input", () => fieldError($("#n-set-count"), ""));
   $("#n-predict").addEventListener("click", () => {
     state.set({ a: $("#n-a").value, b: $("#n-b").value });
     predict();
   });
   $("#n-reset").addEventListener("click", () => {
-    score = { n: 0, you: 0, model: 0 };
-    saveScore();
-    state.reset();
-    $("#n-a").value = v.a;
-    $("#n-b").value = v.b;
-    showBudget();
-    clear($("#n-own-result"));
+    if (inSet()) {
+      setAnswers = {};
+      writeStore(SET_KEY + setIds.join(","), { answers: {} });
+      state.set({ q: 0 });
+    } else {
+      free = { n: 0, you: 0, model: 0 };
+      writeStore(FREE_KEY, free);
+    }
+    showScore();
     clearError();
     loadQuestion();
   });
@@ -194,13 +454,23 @@
 
   /* ---------- start ---------- */
   v.q = Number.isFinite(v.q) ? Math.max(-1, Math.round(v.q)) : -1;
+  if (inSet()) {
+    if (v.set !== setIds.join(",")) state.set({ set: setIds.join(",") });
+    if (!(v.q >= 0 && v.q < setIds.length)) state.set({ q: 0 });
+  }
+  loadSetAnswers();
   $("#n-a").value = v.a;
   $("#n-b").value = v.b;
   showScore();
   showBudget();
-  loadQuestion();
-  PP.models().then((models) => {
-    context = models.cards.bert.config.context;
+  // The chosen model set's card when common.js knows model sets (PP.info), else the default's.
+  const cardPromise = PP.info ? PP.info().then((info) => info.cards && info.cards.bert)
+    : PP.models().then((models) => models.cards && models.cards.bert);
+  cardPromise.then((card) => {
+    if (card && card.config) context = card.config.context;
+    showModelScore(card);
     showBudget();
-  }).catch(() => {});
+  }).catch(() => {
+    $("#n-model-score").textContent = "BERT's model card could not be loaded, so its score on this quiz is not shown.";
+  }).finally(loadQuestion);
 })();

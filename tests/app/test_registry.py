@@ -38,14 +38,26 @@ def test_models_lists_every_set_with_cards_and_limits(two_sets):
     assert body["limits"]["max_masks"] == 32 and body["limits"]["max_seed"] == 2**32 - 1
 
 
-def test_model_routes_to_the_named_set_and_loads_it_on_first_use(two_sets):
-    registry = two_sets.app.state.registry
-    assert "bertonly" not in [s.id for s in registry.loaded_sets()]  # listed, not loaded yet
+def test_model_routes_to_the_named_set(two_sets):
     r = two_sets.post("/api/mask-fill", json={"text": "the [MASK]ing", "model": "bertonly"})
     assert r.status_code == 200 and len(r.json()["masks"]) == 1
-    assert "bertonly" in [s.id for s in registry.loaded_sets()]
     detail = two_sets.get("/api/models/bertonly").json()
     assert detail["status"] == "ok" and detail["vocab"]["chars"]
+    # sets given at startup are checked at startup: health reports them from the first request
+    assert two_sets.get("/api/health").json()["sets"]["bertonly"] == {"status": "ok", "problems": []}
+
+
+def test_sets_added_later_load_on_first_use(two_sets, tiny_models_dir, tmp_path):
+    registry = two_sets.app.state.registry
+    registry.add(copy_set(tiny_models_dir, tmp_path / "lazy", "lazy"), kind="run")
+    try:
+        assert "lazy" not in [s.id for s in registry.loaded_sets()]  # listed, not loaded yet
+        listed = {s["id"]: s for s in two_sets.get("/api/models").json()["sets"]}
+        assert listed["lazy"]["status"] == "not loaded"
+        assert two_sets.post("/api/mask-fill", json={"text": "a[MASK]", "model": "lazy"}).status_code == 200
+        assert "lazy" in [s.id for s in registry.loaded_sets()]
+    finally:
+        registry.drop("lazy")
 
 
 def test_unknown_model_is_404_naming_model(two_sets):
