@@ -90,7 +90,11 @@
       " [C] = [CLS], [S] = [SEP], [P] = [PAD].";
   }
 
+  /* Counted in characters as the models count them (code points, so an emoji is one); a longer
+     text is cut, and the page says so beside the box. */
   textBox.addEventListener("input", () => {
+    const n = PP.len(textBox.value);
+    PP.fieldMessage(textBox, n > MAX ? "Cut to " + MAX + " characters (the grids stay readable up to " + MAX + ")." : "", "notice");
     state.set({ text: textBox.value });
     sanitize();
     state.write();
