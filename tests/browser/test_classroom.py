@@ -297,6 +297,14 @@ def test_counts_are_code_points_like_the_server(page_factory, live_server):
     expected = post(live_server, "/api/mask-fill", {"text": text, "positions": [6], "top_k": 5})
     assert page.inner_text("#mf-results .mask-card[data-position='6'] h3").endswith(
         "“" + expected["masks"][0]["original"]["char"] + "”")
+    # the attention page cuts at 24 characters counted the same way, and says so
+    page.goto("/attention")
+    page.wait_for_selector("#a-bert-grid table")
+    page.fill("#a-text", "👑" * 30)
+    page.wait_for_selector("[data-control='text'] .field-notice")
+    assert page.input_value("#a-text") == "👑" * 24
+    assert "Cut to 24 characters" in page.inner_text("[data-control='text'] .field-notice")
+    assert page.locator("#a-gpt-grid tbody tr").count() == 24
     rec.assert_clean(page)
 
 
