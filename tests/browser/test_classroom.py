@@ -420,3 +420,20 @@ def test_a_single_model_set_draws_no_picker(page_factory):
     page.wait_for_load_state("networkidle")
     assert page.locator("#model-picker").count() == 0
     rec.assert_clean(page)
+
+
+def test_nsp_single_key_answers_can_be_switched_off(page_factory):
+    page, rec = page_factory()
+    page.goto("/nsp?q=0")
+    page.wait_for_selector("#n-seq .segment.seg-b")
+    page.uncheck(".key-hints .shortcuts-switch")
+    page.click("h1")
+    page.keyboard.press("i")
+    page.keyboard.press("n")
+    page.wait_for_timeout(400)
+    assert page.inner_text("#n-score-you").startswith("0 /")
+    page.check(".key-hints .shortcuts-switch")
+    page.click("h1")
+    page.keyboard.press("i")
+    page.wait_for_function("() => document.querySelector('#n-score-you').textContent.endsWith('/ 1')")
+    rec.assert_clean(page)
