@@ -9,7 +9,7 @@
 (function () {
   const { el, $, clear, pct, num, charName, visibleChar, debounce, clamp, api, clearError, len } = PP;
   const phone = window.matchMedia("(max-width: 600px)").matches;
-  const ROWS = phone || PP.isProjector() ? 8 : 12; // bars per panel (all of them are in the table)
+  const ROWS = PP.isProjector() ? 7 : phone ? 8 : 12; // bars per panel (all of them are in the table)
   const MAX_OUT = 2000;
   const STREAM_CHARS = 200;
   const VIEWS = ["all", "raw", "tempered", "final"];
