@@ -18,7 +18,6 @@
   let limits = null; // from /api/models (PP.info)
   let vocabSize = 100;
   let context = null; // GPT's context (card), for the "only the last N characters" note
-  let current = null; // {key, data}: the distribution for the current text and settings
   let request = 0;
   let busy = false;
   let playing = false;
@@ -77,7 +76,6 @@
   }
 
   const fullText = () => v.prompt + v.out;
-  const keyOf = (text) => JSON.stringify([text, len(v.out), v.temperature, v.top_k, v.top_p]);
 
   function tail(text, n) {
     const chars = [...text];
@@ -214,7 +212,6 @@
 
   async function preview() {
     const text = fullText();
-    const key = keyOf(text);
     if (!text) {
       clear($("#g-dists"));
       $("#g-step-info").textContent = "Type a prompt to start.";
@@ -227,7 +224,6 @@
       if (id !== request) return;
       clearError();
       PP.clearFieldErrors();
-      current = { key, data };
       draw(data);
       $("#g-step-info").textContent = "Next character after “" + tail(text, 24) + "”" +
         (data.greedy ? " (greedy: the top character will be taken)." : ": Step samples it from panel 3.");
@@ -257,7 +253,6 @@
       PP.clearFieldErrors();
       const s = data.sample;
       state.set({ out: v.out + s.char });
-      current = null;
       renderText(true);
       draw(data, s.index);
       $("#g-step-info").textContent = "Step " + (stepNo + 1) + ": after “" + tail(text, 24) + "” sampled " + charName(s.char) +
@@ -273,7 +268,6 @@
   function undo() {
     if (!v.out) return;
     state.set({ out: [...v.out].slice(0, -1).join("") });
-    current = null;
     renderText(false);
     preview();
   }
@@ -378,7 +372,6 @@
     sanitize();
     state.write();
     showValues();
-    current = null;
     previewSoon();
   }
 
@@ -407,7 +400,6 @@
   }
   const onPrompt = debounce(() => {
     state.set({ prompt: promptBox.value, out: "" });
-    current = null;
     renderText(false);
     preview();
   }, 400);
@@ -423,7 +415,6 @@
     state.reset();
     clearError();
     PP.clearFieldErrors();
-    current = null;
     syncControls();
     renderText(false);
     preview();
