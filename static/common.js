@@ -142,12 +142,13 @@ const PP = (function () {
   /* Plain sentences for what any page can meet. */
   function plainStatus(err) {
     if (err.status === 0) return "The server could not be reached. Check the network connection and try again.";
+    if (err.parameter === "model") {
+      if (err.status === 409) return "The chosen model set does not include the model this page needs. Pick another one.";
+      if (err.status === 503) return "The chosen model set could not be loaded on this server. Pick another one.";
+      return "The chosen model set is not on this server any more. Pick another one.";
+    }
     if (err.status === 503) return "The server is busy with the whole class right now. Try again in a moment.";
     if (err.status === 413) return "That is too much text to send at once.";
-    if (err.parameter === "model") {
-      return err.status === 409 ? "The chosen model set does not include the model this page needs. Pick another one."
-        : "The chosen model set is not on this server any more. Pick another one.";
-    }
     return null;
   }
 

@@ -10,7 +10,7 @@
   const { el, $, clear, pct, num, charName, visibleChar, debounce, clamp, api, clearError, len } = PP;
   const phone = window.matchMedia("(max-width: 600px)").matches;
   const ROWS = PP.isProjector() ? 7 : phone ? 8 : 12; // bars per panel (all of them are in the table)
-  const MAX_OUT = 2000;
+  const MAX_OUT = 1000; // the server steps at most limits.max_new_tokens characters (see maxOut)
   const STREAM_CHARS = 200;
   const VIEWS = ["all", "raw", "tempered", "final"];
   const state = PP.urlState({ prompt: "To be, or not to be, ", out: "", temperature: 1, top_k: 0, top_p: 1, seed: 0, view: "" });
@@ -39,6 +39,7 @@
   };
   // Until /api/models answers, nothing is cut or clamped here (the server still checks).
   const maxSeed = () => (limits && Number.isFinite(limits.max_seed) ? limits.max_seed : Infinity);
+  const maxOut = () => (limits && Number.isFinite(limits.max_new_tokens) ? limits.max_new_tokens : MAX_OUT);
   const maxPrompt = () => (limits && Number.isFinite(limits.max_prompt_chars) ? limits.max_prompt_chars : Infinity);
 
   /* ---------- state and controls ---------- */
@@ -47,7 +48,7 @@
     v.top_k = clamp(Math.round(v.top_k), 0, vocabSize);
     v.top_p = clamp(Math.round(v.top_p * 20) / 20, 0.05, 1);
     v.seed = clamp(Math.round(v.seed) || 0, 0, maxSeed());
-    v.out = [...v.out].slice(0, MAX_OUT).join("");
+    v.out = [...v.out].slice(0, maxOut()).join("");
     if (!VIEWS.includes(v.view)) v.view = "";
   }
 
@@ -240,8 +241,8 @@
       PP.fieldMessage(promptBox, "The prompt is empty: type a few words first.", "error");
       return false;
     }
-    if (len(v.out) >= MAX_OUT) {
-      PP.fieldMessage($("#g-step"), "This walkthrough stops at " + MAX_OUT + " generated characters: press Undo or Reset.", "error");
+    if (len(v.out) >= maxOut()) {
+      PP.fieldMessage($("#g-step"), "This walkthrough stops at " + maxOut() + " generated characters: press Undo or Reset.", "error");
       return false;
     }
     busy = true;
