@@ -139,4 +139,8 @@ def package(gpt_ckpt: str, bert_ckpt: str, out_dir: str | Path = "models", eval_
     items = build_quiz(bert_state["train_config"]["corpus"], bert_state["model_config"]["context"], quiz_items)
     quiz = {"source": "held-out plays (validation + test split)", "items": items}
     (out_dir / "nsp_quiz.json").write_text(json.dumps(quiz, indent=1, ensure_ascii=False) + "\n")
+    # The attention page's inspection graphs (training/inspect_export.py), from the same checkpoints.
+    from .inspect_export import write_inspection
+
+    summary["inspection"] = write_inspection(out_dir, {"gpt": gpt_ckpt, "bert": bert_ckpt})
     return summary
