@@ -21,6 +21,8 @@ class CompareRequest(Strict):
     text: str = Field(min_length=1, max_length=MAX_COMPARE_CHARS, description=f"A sentence (1 to {MAX_COMPARE_CHARS} characters).")
     position: int = Field(ge=0, description="0-based index of the character both models guess.")
     top_k: int = Field(5, ge=1, le=20, description="How many top guesses to list for each model.")
+    strip: bool = Field(True, description="Also compute the strip (every position; one BERT forward each). "
+                                          "The page asks for it when the text changes, not when the position moves.")
 
 
 class Guess(BaseModel):
@@ -45,7 +47,7 @@ class CompareResponse(BaseModel):
     char: str
     gpt: Guess
     bert: Guess
-    strip: list[StripEntry] = Field(description="Both models' probability of the true character at every position.")
+    strip: list[StripEntry] | None = Field(description="Both models' probability of the true character at every position (null when not asked).")
     unknown_chars: list[UnknownChar]
 
 

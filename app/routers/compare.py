@@ -25,16 +25,9 @@ def guess(p: np.ndarray, true: int, top_k: int, ranked, reads: str) -> dict:
             "entropy": entropy(p), "top": ranked(p, top_k), "reads": reads}
 
 
-@router.post("/api/compare", response_model=CompareResponse, responses=deps.INFERENCE_ERRORS)
-def compare(req: CompareRequest, registry: deps.RegistryDep):
-    """Both models' guesses for the character at `position`, and both models' probability of the
-    true character at every position (the strip: where right-hand context matters)."""
-    gpt, bert = registry.gpt(req.model), registry.bert(req.model)
-    check_length(len(req.text), bert.context)
-    if req.position >= len(req.text):
-        raise ApiError(f"position {req.position} is out of range for a text of {len(req.text)} characters", "position")
-    ids, unknown = bert.vocab.encode(req.text)
-    n, pos = len(ids), req.position
+def strip_of(gpt, bert, ids: list[int]) -> list[dict]:
+    """Both models' probability of the true character at every position."""
+    n = len(ids)
     # GPT: one forward over the text gives p(char i | chars < i) at every i (row i - 1).
     gpt_probs = softmax(gpt.logits(ids[:gpt.context])[:, FIRST_CHAR:]) if n > 1 else np.zeros((0, 0))
     # BERT: one forward per position, each with that character masked (a batch of n rows).
@@ -49,6 +42,20 @@ def compare(req: CompareRequest, registry: deps.RegistryDep):
         g = float(gpt_probs[i - 1, t - FIRST_CHAR]) if known and 0 < i <= gpt_probs.shape[0] else None
         strip.append({"position": i, "char": bert.vocab.token(t), "gpt": g,
                       "bert": float(bert_probs[i, t - FIRST_CHAR]) if known else 0.0})
+    return strip
+
+
+@router.post("/api/compare", response_model=CompareResponse, responses=deps.INFERENCE_ERRORS)
+def compare(req: CompareRequest, registry: deps.RegistryDep):
+    """Both models' guesses for the character at `position`, and both models' probability of the
+    true character at every position (the strip: where right-hand context matters)."""
+    gpt, bert = registry.gpt(req.model), registry.bert(req.model)
+    check_length(len(req.text), bert.context)
+    if req.position >= len(req.text):
+        raise ApiError(f"position {req.position} is out of range for a text of {len(req.text)} characters", "position")
+    ids, unknown = bert.vocab.encode(req.text)
+    n, pos = len(ids), req.position
+    strip = strip_of(gpt, bert, ids) if req.strip else None
     # The chosen position exactly as the two applets compute it.
     if pos == 0:
         g_out = {"available": False, "p_true": None, "rank": None, "entropy": None, "top": [],
