@@ -46,7 +46,7 @@ def concepts(order: Annotated[int | None, Query(ge=0, le=MAX_SEED, description=(
     return {"order": order, "questions": [public(q, k + 1) for k, q in enumerate(items)]}
 
 
-@router.post("/api/concepts/{question_id}/answer", response_model=ConceptResult, responses=deps.errors(404, 422))
+@router.post("/api/concepts/{question_id}/answer", response_model=ConceptResult, responses=deps.errors(400, 404, 413, 422))
 def answer(question_id: str, req: ConceptAnswer):
     """Check an answer; every answer, right or wrong, comes with the explanation and the applet to try."""
     q = next((q for q in bank() if q["id"] == question_id), None)
