@@ -206,7 +206,9 @@ def test_concepts_answers_are_explained_and_linked_to_served_pages(client):
         wrong = client.post(f"/api/concepts/{q['id']}/answer", json={"choice": (q["answer"] + 1) % len(q["choices"])}).json()
         assert right["correct"] and not wrong["correct"] and wrong["answer"] == q["answer"]
         assert len(right["explanation"]) > 40
-        assert client.get(right["applet"]).status_code == 200
+        page, _, anchor = right["applet"].partition("#")
+        served = client.get(page)
+        assert served.status_code == 200 and (not anchor or f'id="{anchor}"' in served.text), right["applet"]
     r = client.post("/api/concepts/nope/answer", json={"choice": 0})
     assert r.status_code == 404 and r.json()["parameter"] == "id"
     r = client.post(f"/api/concepts/{bank()[0]['id']}/answer", json={"choice": 9})
