@@ -5,6 +5,10 @@ view ELECTRA learns from. The permutation (XLNet) grid and the GPT vs BERT table
 browser from the rule and the model cards."""
 from __future__ import annotations
 
+import threading
+import weakref
+from collections import OrderedDict
+
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
@@ -41,12 +45,36 @@ def held_out(models, room: int) -> tuple[list[str], list[list[int]]]:
     return strings, [models.vocab.encode(s)[0] for s in strings]
 
 
+# Recovery results are deterministic (seeded) and cost up to a few CPU-seconds: a class pressing
+# "Run" with the same settings is served from here. Per BERT task, so a reloaded or dropped set
+# takes its entries with it.
+_results: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_results_lock = threading.Lock()
+CACHED_PER_MODEL = 32
+
+
+def cached_recovery(bert, key: tuple, compute) -> dict:
+    with _results_lock:
+        found = _results.setdefault(bert, OrderedDict()).get(key)
+    if found is not None:
+        return found
+    out = compute()
+    with _results_lock:
+        entries = _results.setdefault(bert, OrderedDict())
+        entries[key] = out
+        while len(entries) > CACHED_PER_MODEL:
+            entries.popitem(last=False)
+    return out
+
+
 @router.post("/api/objectives/recovery", response_model=RecoveryResponse, responses=deps.INFERENCE_ERRORS)
 def recovery(req: RecoveryRequest, registry: deps.RegistryDep):
     """BERT's top-1 recovery over `draws` corruptions of held-out text, split by action."""
     bert = registry.bert(req.model)
     strings, texts = held_out(registry.get(req.model), bert_text_room(bert.context))
-    out = corruption.recovery(bert, texts, strings, req.scheme, req.mask_rate, req.mean_span, req.draws, req.seed)
+    key = (req.scheme, req.mask_rate, req.mean_span, req.draws, req.seed)
+    out = cached_recovery(bert, key, lambda: corruption.recovery(bert, texts, strings, req.scheme, req.mask_rate,
+                                                                   req.mean_span, req.draws, req.seed))
     return deps.respond(RecoveryResponse, {"scheme": req.scheme, "draws": req.draws,
                                            "texts": min(req.draws, len(texts)), "source": HELD_OUT, **out})
 
