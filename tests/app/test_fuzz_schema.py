@@ -13,6 +13,8 @@ naming the parameter; "valid data accepted" allows that 422 only where such a ru
                      text, distinct; the text after markers fits BERT's context
   /api/nsp/predict   len(a) + len(b) + 3 <= BERT's context
   /api/next-token    generated < the number of prompt characters
+  /api/compare       position inside the text; the text fits BERT's context
+  /api/objectives/corrupt  the text fits BERT's context
 """
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ from schemathesis.config import SchemathesisConfig  # noqa: E402
 from app.config import Settings  # noqa: E402
 from app.main import create_app  # noqa: E402
 
-CROSS_FIELD_RULES = ["/api/mask-fill", "/api/nsp/predict", "/api/next-token"]
+CROSS_FIELD_RULES = ["/api/mask-fill", "/api/nsp/predict", "/api/next-token", "/api/compare", "/api/objectives/corrupt"]
 POSITIVE_OK = ["2xx", "3xx", "401", "403", "404", "409", "429", "5xx"]  # schemathesis' default
 
 
