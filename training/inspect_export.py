@@ -227,7 +227,7 @@ def inspect_set(folder: Path, checkpoints: dict[str, str] | None = None, models:
     for family in ("gpt", "bert"):
         ckpt = (checkpoints or {}).get(family)
         if (models or {}).get(family) is not None:
-            model, source, rebuilt = models[family].eval(), "the packaged checkpoint", None
+            model, source, rebuilt = models[family].eval(), "checkpoint (as packaged)", None
         elif ckpt:
             from .train import load_checkpoint
 
