@@ -16,6 +16,7 @@ holds the two to each other. Everything here is plain data and numpy: no torch, 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 SPECIALS = ["[PAD]", "[UNK]", "[MASK]", "[CLS]", "[SEP]"]
@@ -24,6 +25,8 @@ FIRST_CHAR = len(SPECIALS)  # ids below this are special tokens: never predicted
 MASK_MARKER = "[MASK]"
 
 FAMILIES = ("gpt", "bert")
+SET_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$"  # model set ids: safe in URLs and file names
+QUIZ_ID_PATTERN = r"^[A-Za-z0-9_.-]{1,64}$"
 BERT_INPUTS = ["input_ids", "token_type_ids"]
 BERT_OUTPUTS = ["mlm_logits", "nsp_logits"]
 
@@ -99,7 +102,8 @@ def check_graph(family: str, session, config: dict, vocab_size: int) -> None:
     """Raise ValueError unless the graph's input and output names and static shapes are the ones
     this contract and the card's config say (a mismatch would otherwise surface as a 500 later)."""
     for key in ("vocab_size", "context", "n_layer", "n_head", "n_embd"):
-        if not isinstance(config.get(key), int) or config[key] < 1:
+        value = config.get(key)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise ValueError(f"card config.{key} must be a positive integer")
     if config["vocab_size"] != vocab_size:
         raise ValueError(f"card vocab_size {config['vocab_size']} disagrees with vocab.json ({vocab_size})")
@@ -140,8 +144,8 @@ def check_quiz(items, context: int | None) -> list[dict]:
         where = f"nsp_quiz.json item {k}"
         if not isinstance(it, dict):
             raise ValueError(f"{where} is not an object")
-        if not isinstance(it.get("id"), str) or not it["id"]:
-            raise ValueError(f"{where}: id must be a non-empty string")
+        if not isinstance(it.get("id"), str) or not re.match(QUIZ_ID_PATTERN, it["id"]):
+            raise ValueError(f"{where}: id must be a short name ({QUIZ_ID_PATTERN})")
         if it["id"] in seen:
             raise ValueError(f"{where}: id {it['id']!r} is repeated")
         seen.add(it["id"])
@@ -150,6 +154,9 @@ def check_quiz(items, context: int | None) -> list[dict]:
                 raise ValueError(f"{where}: {key} must be non-empty text")
         if not isinstance(it.get("is_next"), bool):
             raise ValueError(f"{where}: is_next must be true or false")
+        for key in ("source_a", "source_b"):
+            if not isinstance(it.get(key, ""), str):
+                raise ValueError(f"{where}: {key} must be text")
         if context is not None and len(it["a"]) + len(it["b"]) > bert_pair_room(context):
             raise ValueError(f"{where}: a and b do not fit BERT's context of {context}")
         out.append(dict(it))

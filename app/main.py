@@ -19,7 +19,7 @@ from .admission import AdmissionControl, AdmissionState
 from .config import Settings
 from .middleware import BodySizeLimit
 from .registry import Registry
-from .routers import attention, generation, mask_fill, meta, nsp, runs
+from .routers import attention, compare, concepts, generation, mask_fill, meta, nsp, objectives, runs
 from .runs import RunManager
 from .runtime import Runtime, limit_malloc_arenas
 from .security import HEADERS, SecurityHeaders
@@ -80,7 +80,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(SecurityHeaders)
     if settings.static_dir.is_dir():  # without the applets' files /static/... is a plain 404
         app.mount("/static", StaticFiles(directory=str(settings.static_dir)), name="static")
-    for router in (meta.router, mask_fill.router, generation.router, nsp.router, attention.router, runs.router):
+    for router in (meta.router, mask_fill.router, generation.router, nsp.router, attention.router,
+                   compare.router, objectives.router, concepts.router, runs.router):
         app.include_router(router)
     return app
 

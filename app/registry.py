@@ -1,9 +1,11 @@
 """The model registry: every model set the server can serve, by a short id.
 
 A model set is a folder (app/contract.py). The shipped one (`--models-dir`, id "shakespeare") is
-loaded at startup and kept; others (`--extra-models`, finished training runs and their
-snapshots) are listed at once but loaded on first use, and at most `max_loaded` of them stay in
-memory (least recently used first out), so a worker's memory does not grow with the number of runs.
+loaded at startup and kept. Sets given with `--extra-models` are checked at startup; sets added
+while running (finished training runs and their snapshots) are listed at once and loaded on first
+use. At most `max_loaded` sets besides the default stay in memory (least recently used first
+out), so a worker's memory does not grow with the number of runs; what a load found is remembered
+for /api/health after the set leaves memory.
 
 Loading checks the whole contract and degrades instead of failing later: a part that fails a
 check (a graph whose names or shapes disagree with its card, a card that disagrees with the
@@ -21,14 +23,13 @@ from pathlib import Path
 
 import numpy as np
 
-from .contract import BERT_INPUTS, FAMILIES, Vocab, cache_names, cache_shape, check_graph, check_quiz
+from .contract import FAMILIES, FIRST_CHAR, SET_ID_PATTERN, Vocab, check_graph, check_quiz
 from .errors import ApiError
 from .runtime import Runtime
 from .tasks.bert import BERT
 from .tasks.gpt import GPT
 
 log = logging.getLogger("app")
-ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$"
 NAMES = {"gpt": "GPT", "bert": "BERT"}
 
 
@@ -53,6 +54,7 @@ class SetMeta:
     step: int | None = None
     cards: dict = field(default_factory=dict)
     families: list[str] = field(default_factory=list)  # those with files in the folder
+    checked: dict | None = None  # {"status", "problems"} of the last load, kept after eviction
 
     def info(self) -> dict:
         return {"id": self.id, "name": self.name, "kind": self.kind, "run": self.run, "step": self.step,
@@ -75,7 +77,12 @@ def read_meta(folder: Path, id: str | None = None, name: str | None = None, **ex
         except (OSError, ValueError):
             pass
     families = [f for f in FAMILIES if (folder / f"{f}.onnx").exists() or f in cards]
-    id = id or (declared.get("id") if isinstance(declared.get("id"), str) else None) or slug(folder.name)
+    if not id:
+        id = declared.get("id") if isinstance(declared.get("id"), str) else None
+        if id and not re.match(SET_ID_PATTERN, id):
+            log.warning("model set %s: set.json id %r is not a short name; using the folder's name", folder, id)
+            id = None
+        id = id or slug(folder.name)
     name = name or (declared.get("name") if isinstance(declared.get("name"), str) else None) or id
     return SetMeta(id=id, folder=folder, name=name, cards=cards, families=families, **extra)
 
@@ -95,31 +102,39 @@ class ModelSet:
     @classmethod
     def load(cls, meta: SetMeta, runtime: Runtime) -> "ModelSet":
         s, folder = cls(meta), meta.folder
+
+        def problem(text: str) -> None:
+            # Clients read these (/api/health): file names only, never the server's paths.
+            s.problems.append(text.replace(str(folder.resolve()) + "/", "").replace(str(folder) + "/", ""))
+
         try:
             s.vocab = Vocab.load(folder / "vocab.json")
+        except FileNotFoundError:
+            problem("vocab.json is missing (so neither model is served)")
         except (OSError, ValueError, KeyError, TypeError) as e:
-            s.problems.append(f"vocab.json: {e} (so neither model is served)")
+            problem(f"vocab.json: {e} (so neither model is served)")
         for fam in FAMILIES:
+            files = [folder / f"{fam}.card.json", folder / f"{fam}.onnx"]
+            missing = [f.name for f in files if not f.is_file()]
+            if len(missing) == 2 and meta.families and fam not in meta.families:
+                continue  # a set trained without this family: a 409 says so, no problem
+            if missing:
+                problem(f"{fam}: {' and '.join(missing)} missing")
+                continue
             try:
-                card = read_json(folder / f"{fam}.card.json")
+                card = read_json(files[0])
+                if not isinstance(card, dict) or not isinstance(card.get("config"), dict):
+                    raise ValueError("the card is not an object with a config")
                 s.cards[fam] = card
                 if s.vocab is None:
                     continue
-                config = card.get("config") if isinstance(card, dict) else None
-                if not isinstance(config, dict):
-                    raise ValueError("the card has no config")
-                session = runtime.session(folder / f"{fam}.onnx")
-                check_graph(fam, session, config, s.vocab.size)
-                task = (GPT if fam == "gpt" else BERT)(session, s.vocab, config, runtime.gate)
+                session = runtime.session(files[1])
+                check_graph(fam, session, card["config"], s.vocab.size)
+                task = (GPT if fam == "gpt" else BERT)(session, s.vocab, card["config"], runtime.gate)
                 smoke_test(fam, task)
                 setattr(s, fam, task)
-            except FileNotFoundError as e:
-                if fam in meta.families:
-                    s.problems.append(f"{fam}: {Path(e.filename or '').name or e} is missing")
-                elif not meta.families:
-                    s.problems.append(f"{fam}: no {fam}.onnx / {fam}.card.json in the folder")
             except Exception as e:  # noqa: BLE001 - any broken file leaves that model unserved
-                s.problems.append(f"{fam}: {e}")
+                problem(f"{fam}: {e}")
         try:
             items = read_json(folder / "nsp_quiz.json")
             s.quiz = check_quiz(items.get("items") if isinstance(items, dict) else None,
@@ -127,7 +142,8 @@ class ModelSet:
         except FileNotFoundError:
             pass  # a set without a quiz bank: the quiz says so
         except (OSError, ValueError, TypeError) as e:
-            s.problems.append(f"nsp_quiz.json: {e}")
+            problem(f"nsp_quiz.json: {e}")
+        meta.checked = {"status": s.status, "problems": list(s.problems)}
         return s
 
     @property
@@ -138,16 +154,24 @@ class ModelSet:
 
 
 def smoke_test(family: str, task) -> None:
-    """One run at length 1 and one at the full context: a card whose context disagrees with the
-    graph (position table too short) fails here, at load, instead of on every request."""
+    """One run at length 1 and one at the full context, and for GPT the cached decoding path that
+    generation uses: a card whose context disagrees with the graph (position table too short), or
+    a graph with the wrong output shapes, fails here, at load, instead of on every request."""
+    vocab = task.vocab.size
     for n in sorted({1, task.context}):
-        ids = np.full(n, 5, dtype=np.int64)
+        ids = np.full(n, FIRST_CHAR, dtype=np.int64)
         if family == "gpt":
-            out = task.logits(ids)
+            out, nsp = task.logits(ids), None
         else:
-            out, _ = task.forward(ids.tolist())
-        if out.shape[0] != n or not np.isfinite(out).all():
-            raise ValueError(f"{family}.onnx gave no finite logits at length {n}")
+            out, nsp = task.forward(ids.tolist())
+        if out.shape != (n, vocab) or not np.isfinite(out).all():
+            raise ValueError(f"{family}.onnx gave logits of shape {out.shape} at length {n}, expected ({n}, {vocab})")
+        if nsp is not None and nsp.shape != (2,):
+            raise ValueError(f"bert.onnx gave NSP logits of shape {nsp.shape}, expected (2,)")
+    if family == "gpt":
+        steps = list(task.generate([FIRST_CHAR], 2, 1.0, 0, 1.0, 0))
+        if len(steps) != 2:
+            raise ValueError("gpt.onnx's cached decoding did not generate")
 
 
 class Registry:
@@ -164,8 +188,8 @@ class Registry:
     def add(self, folder: Path, id: str | None = None, name: str | None = None, kind: str = "extra",
             run: str | None = None, step: int | None = None, pin: bool = False, default: bool = False) -> str:
         meta = read_meta(Path(folder), id, name, kind=kind, run=run, step=step)
-        if not re.match(ID_PATTERN, meta.id):
-            raise ValueError(f"model set id {meta.id!r} is not a short name ({ID_PATTERN})")
+        if not re.match(SET_ID_PATTERN, meta.id):
+            raise ValueError(f"model set id {meta.id!r} is not a short name ({SET_ID_PATTERN})")
         with self._lock:
             if meta.id in self._metas and self._metas[meta.id].folder.resolve() != meta.folder.resolve():
                 base, k = meta.id, 2
@@ -186,9 +210,12 @@ class Registry:
 
     def drop(self, id: str) -> None:
         with self._lock:
+            if id == self.default_id:
+                raise ValueError("the default model set cannot be dropped")
             self._metas.pop(id, None)
             self._loaded.pop(id, None)
             self._pinned.pop(id, None)
+            self._loading.pop(id, None)
 
     # ---- looking up ----
     def ids(self) -> list[str]:
@@ -217,14 +244,16 @@ class Registry:
             gate = self._loading.setdefault(meta.id, threading.Lock())
         with gate:  # one load per set, even when a class asks for it at once
             with self._lock:
-                found = self._loaded.get(meta.id)
+                found = self._pinned.get(meta.id) or self._loaded.get(meta.id)
+                if meta.id in self._loaded:
+                    self._loaded.move_to_end(meta.id)
             if found is not None:
                 return found
             loaded = ModelSet.load(meta, self.runtime)
             for problem in loaded.problems:
                 log.warning("model set %s (%s): %s", meta.id, meta.folder, problem)
             with self._lock:
-                if meta.id in self._metas:  # not dropped meanwhile
+                if self._metas.get(meta.id) is meta:  # not dropped (or replaced) meanwhile
                     self._loaded[meta.id] = loaded
                     while len(self._loaded) > self.max_loaded:
                         self._loaded.popitem(last=False)
@@ -241,7 +270,7 @@ class Registry:
             raise ApiError(f"model set {s.id!r} has no {label} (it was trained without one); pick a set "
                            f"with a {label} in the model list", "model", status=409)
         raise ApiError(f"the {label} model of set {s.id!r} is not loaded on this server (see /api/health)",
-                       None, status=503)
+                       "model", status=503)
 
     def gpt(self, id: str | None = None) -> GPT:
         return self.task("gpt", id)
@@ -258,17 +287,18 @@ class Registry:
         with self._lock:
             return list(self._pinned.values()) + list(self._loaded.values())
 
+    def info(self, meta: SetMeta, loaded: ModelSet | None) -> dict:
+        checked = meta.checked or {"status": "not loaded", "problems": []}
+        return {**meta.info(), **checked, "cards": loaded.cards if loaded else meta.cards}
+
     def list(self) -> list[dict]:
         with self._lock:
             metas = list(self._metas.values())
             loaded = {s.id: s for s in [*self._pinned.values(), *self._loaded.values()]}
-        out = []
-        for m in metas:
-            s = loaded.get(m.id)
-            out.append({**m.info(), "status": s.status if s else "not loaded",
-                        "problems": s.problems if s else []})
-        return out
+        return [self.info(m, loaded.get(m.id)) for m in metas]
 
     def health(self) -> dict:
-        sets = {s.id: {"status": s.status, "problems": s.problems} for s in self.loaded_sets()}
-        return {"ok": all(v["status"] == "ok" for v in sets.values()) and bool(sets), "sets": sets}
+        """Every set that was ever loaded (what its last load found): ok when all passed."""
+        with self._lock:
+            sets = {m.id: dict(m.checked) for m in self._metas.values() if m.checked}
+        return {"ok": bool(sets) and all(v["status"] == "ok" for v in sets.values()), "sets": sets}

@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from .contract import SET_ID_PATTERN
+
 MAX_PROMPT_CHARS = 10_000
 MAX_TEXT_CHARS = 10_000  # hard cap before the model's own context check
 MAX_MASKS = 32
@@ -28,7 +30,10 @@ TOP_K_DOC = ("Keep only the k most likely characters (applied first, ties broken
              "0 = off. At most the vocabulary size (see /api/models).")
 TOP_P_DOC = ("Nucleus sampling, 0 < p <= 1, applied after top-k: keep the smallest set of most likely "
              "characters whose probability mass reaches p, then renormalise. 1.0 = off.")
-SEED_DOC = f"Seed of numpy's default_rng, 0 to {MAX_SEED}: the same seed and settings give the same text."
+SEED_DOC = (f"Seed, 0 to {MAX_SEED}: character i is drawn with a uniform number hashed from (seed, i), so the "
+            "same prompt, settings and seed give the same text however it is generated (up to float rounding "
+            "between a cached and a full forward, ~1e-5 in the logits).")
+CORRUPT_SEED_DOC = f"Seed of numpy's default_rng, 0 to {MAX_SEED}: the same seed gives the same corruption."
 
 
 def _integral(value: Any) -> Any:
@@ -37,7 +42,7 @@ def _integral(value: Any) -> Any:
 
 MODEL_DOC = ("Id of the model set to use (GET /api/models lists them: the shipped set, finished training "
              "runs and their snapshots). Omitted = the shipped set.")
-MODEL_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$"
+MODEL_ID_PATTERN = SET_ID_PATTERN
 
 
 class Strict(BaseModel):
@@ -173,7 +178,7 @@ class CorruptRequest(Strict):
     text: str = Field(min_length=1, max_length=MAX_TEXT_CHARS, description="Plain text (at most the BERT context minus 2).")
     mask_rate: float = Field(0.15, gt=0, le=1, allow_inf_nan=False,
                              description="Probability that each ordinary character is selected (0 < x <= 1).")
-    seed: int = Field(0, ge=0, le=MAX_SEED, description=SEED_DOC)
+    seed: int = Field(0, ge=0, le=MAX_SEED, description=CORRUPT_SEED_DOC)
 
 
 class Selected(BaseModel):
@@ -209,10 +214,14 @@ class PromptParams(SamplingParams):
 
 
 class NextTokenRequest(PromptParams):
+    # prompt + the characters stepped so far (the original prompt itself is checked in the router)
+    prompt: str = Field(min_length=1, max_length=MAX_PROMPT_CHARS + MAX_NEW_TOKENS, description=(
+        f"1 to {MAX_PROMPT_CHARS} characters, plus up to {MAX_NEW_TOKENS} generated ones (see `generated`); "
+        "only the last `context` characters (GPT card) are read."))
     seed: int | None = Field(None, ge=0, le=MAX_SEED, description=(
         "With a seed, the answer also holds `sample`: the character generation with this seed draws "
         "here (stepping one character at a time gives the same text as /api/generate)."))
-    generated: int = Field(0, ge=0, le=MAX_PROMPT_CHARS, description=(
+    generated: int = Field(0, ge=0, le=MAX_NEW_TOKENS, description=(
         "How many trailing characters of `prompt` were generated (0 = none): the index of the character "
         "to draw, and where the prompt ended, so the model reads the window generation would read."))
 

@@ -32,6 +32,8 @@
     $("#a-pad-out").textContent = String(v.pad);
     const c = [...v.text][v.row];
     $("#a-row-out").textContent = n ? v.row + " (" + charName(c) + ")" : "–";
+    PP.valueText(rowSlider, n ? "position " + v.row + ", the character " + charName(c) : "no text");
+    PP.valueText(padSlider, v.pad === 0 ? "no [PAD] slots (off)" : v.pad + " [PAD] slot" + (v.pad === 1 ? "" : "s"));
   }
 
   function label(token) {
@@ -88,7 +90,11 @@
       " [C] = [CLS], [S] = [SEP], [P] = [PAD].";
   }
 
+  /* Counted in characters as the models count them (code points, so an emoji is one); a longer
+     text is cut, and the page says so beside the box. */
   textBox.addEventListener("input", () => {
+    const n = PP.len(textBox.value);
+    PP.fieldMessage(textBox, n > MAX ? "Cut to " + MAX + " characters (the grids stay readable up to " + MAX + ")." : "", "notice");
     state.set({ text: textBox.value });
     sanitize();
     state.write();
@@ -115,9 +121,9 @@
   state.write();
   syncControls();
   render();
-  PP.models().then((models) => {
-    attention.gpt = models.cards.gpt.attention;
-    attention.bert = models.cards.bert.attention;
+  PP.info().then((info) => {
+    attention.gpt = info.cards.gpt ? info.cards.gpt.attention : "not in this model set";
+    attention.bert = info.cards.bert ? info.cards.bert.attention : "not in this model set";
     $("#a-gpt-card").textContent = "(model card: attention = " + attention.gpt + ")";
     $("#a-bert-card").textContent = "(model card: attention = " + attention.bert + ")";
     render();

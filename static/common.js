@@ -1,8 +1,10 @@
 /* Pretraining Playground: shared helpers for every applet (no build step, no dependencies).
    PP.api        fetch JSON from the server; errors carry the body's "detail" and are shown.
    PP.urlState   settings <-> URL query (history.replaceState), so a link reproduces a demo.
-   PP.bars       probability bars drawn with plain DOM plus a <table> with the same numbers.
-   Page chrome:  projector mode (projector=1), hide=<control names>, the aria-live error box. */
+   PP.report     an API error shown next to the control that caused it, in plain words.
+   PP.info       the chosen model set (URL `model`): its cards, vocabulary and the server's limits.
+   Elsewhere: charts.js (PP.bars, PP.table), chrome.js (projector mode, hide=, the model picker,
+   the shortcut switch, slider value texts), qr.js and share.js (the share panel). */
 "use strict";
 
 const PP = (function () {
@@ -74,6 +76,11 @@ const PP = (function () {
     return Number(x).toFixed(digits === undefined ? 3 : digits);
   }
 
+  /* Characters as the server counts them (Python's len counts code points: an emoji is one). */
+  function len(text) {
+    return [...String(text)].length;
+  }
+
   function thousands(n) {
     return Number(n).toLocaleString("en-US");
   }
@@ -96,25 +103,102 @@ const PP = (function () {
     showError("");
   }
 
-  /* ---------- API ---------- */
-  class ApiError extends Error {
-    constructor(message, status, parameter) {
-      super(message);
-      this.status = status;
-      this.parameter = parameter || null;
+  /* The container a message about `control` goes in: its [data-control] block, or itself. */
+  function fieldBox(control) {
+    return (control.closest && control.closest("[data-control], .control")) || control.parentNode;
+  }
+
+  /* A message right under a control (role=alert when it is an error), scrolled into view. kind:
+     "error" (the request failed because of this control) or "notice" (something was adjusted). */
+  function fieldMessage(control, message, kind) {
+    if (!control) return null;
+    const box = fieldBox(control);
+    const cls = kind === "notice" ? "field-notice" : "field-error";
+    let node = box.querySelector(":scope > ." + cls);
+    if (!message) {
+      if (node) node.remove();
+      if (kind !== "notice") control.removeAttribute("aria-invalid");
+      return null;
+    }
+    if (!node) {
+      node = el("p", { class: cls, id: (control.id || "field") + "-" + cls, role: kind === "notice" ? "status" : "alert" });
+      box.appendChild(node);
+    }
+    node.textContent = message;
+    if (kind !== "notice") {
+      control.setAttribute("aria-invalid", "true");
+      control.setAttribute("aria-describedby", node.id);
+    }
+    const r = node.getBoundingClientRect();
+    if (r.top < 0 || r.bottom > window.innerHeight) node.scrollIntoView({ block: "center", behavior: "auto" });
+    return node;
+  }
+
+  function clearFieldErrors(root) {
+    for (const node of (root || document).querySelectorAll(".field-error")) node.remove();
+    for (const node of (root || document).querySelectorAll("[aria-invalid='true']")) node.removeAttribute("aria-invalid");
+  }
+
+  /* Plain sentences for what any page can meet. */
+  function plainStatus(err) {
+    if (err.status === 0) return "The server could not be reached. Check the network connection and try again.";
+    if (err.parameter === "model") {
+      if (err.status === 409) return "The chosen model set does not include the model this page needs. Pick another one.";
+      if (err.status === 503) return "The chosen model set could not be loaded on this server. Pick another one.";
+      return "The chosen model set is not on this server any more. Pick another one.";
+    }
+    if (err.status === 503) return "The server is busy with the whole class right now. Try again in a moment.";
+    if (err.status === 413) return "That is too much text to send at once.";
+    return null;
+  }
+
+  /* Show an API error next to the control it names. `fields` maps the error's `parameter` to
+     {control: element, say: (err) => sentence}; unmatched errors go to the page's error box. */
+  function report(err, fields) {
+    if (!err || err.name === "AbortError") return;
+    const entry = (fields || {})[err.parameter] || null;
+    const generic = plainStatus(err);
+    let sentence = entry && entry.say ? entry.say(err) : null;
+    if (!sentence) sentence = generic;
+    if (!sentence) sentence = err.detail ? err.detail.charAt(0).toUpperCase() + err.detail.slice(1) + "." : err.message;
+    if (entry && entry.control && !generic) {
+      clearError();
+      fieldMessage(entry.control, sentence, "error");
+    } else {
+      showError(sentence);
+      const box = $("#error-box");
+      if (box) {
+        const r = box.getBoundingClientRect();
+        if (r.top < 0 || r.bottom > window.innerHeight) box.scrollIntoView({ block: "center" });
+      }
     }
   }
 
+  /* ---------- API ---------- */
+  class ApiError extends Error {
+    constructor(message, status, parameter, detail) {
+      super(message);
+      this.status = status;
+      this.parameter = parameter || null;
+      this.detail = detail || null; // the server's sentence, without the status
+    }
+  }
+
+  /* opts: body (POST JSON), params (query), signal, quiet (show nothing), fields (see report:
+     errors then go next to their control in plain words), model (false: do not send `model`). */
   async function api(path, options) {
     const opts = options || {};
     const init = { method: opts.method || (opts.body !== undefined ? "POST" : "GET"), headers: {} };
+    const model = opts.model === false ? null : chosenModel();
     if (opts.body !== undefined) {
       init.headers["Content-Type"] = "application/json";
-      init.body = JSON.stringify(opts.body);
+      init.body = JSON.stringify(model && opts.body && typeof opts.body === "object" ? Object.assign({ model }, opts.body) : opts.body);
     }
     if (opts.signal) init.signal = opts.signal;
     let url = path;
-    if (opts.params) url += "?" + new URLSearchParams(opts.params).toString();
+    const params = Object.assign({}, opts.params || {});
+    if (model && opts.body === undefined && opts.params) params.model = model;
+    if (Object.keys(params).length) url += "?" + new URLSearchParams(params).toString();
     let response;
     for (let attempt = 0; ; attempt++) {
       try {
@@ -122,7 +206,8 @@ const PP = (function () {
       } catch (err) {
         if (err.name === "AbortError") throw err;
         const e = new ApiError("the server could not be reached (" + err.message + ")", 0);
-        if (!opts.quiet) showError(e.message);
+        if (opts.fields) report(e, opts.fields);
+        else if (!opts.quiet) showError(e.message);
         throw e;
       }
       // 503 + Retry-After: the server is busy with the whole class; wait as asked (with jitter,
@@ -140,8 +225,9 @@ const PP = (function () {
     if (!response.ok) {
       let detail = data && data.detail !== undefined ? data.detail : response.statusText;
       if (typeof detail !== "string") detail = JSON.stringify(detail);
-      const e = new ApiError(detail + " (HTTP " + response.status + ")", response.status, data && data.parameter);
-      if (!opts.quiet) showError(e.message);
+      const e = new ApiError(detail + " (HTTP " + response.status + ")", response.status, data && data.parameter, detail);
+      if (opts.fields) report(e, opts.fields);
+      else if (!opts.quiet) showError(e.message);
       throw e;
     }
     return data;
@@ -149,8 +235,38 @@ const PP = (function () {
 
   let modelsPromise = null;
   function models() {
-    if (!modelsPromise) modelsPromise = api("/api/models");
+    if (!modelsPromise) modelsPromise = api("/api/models", { model: false });
     return modelsPromise;
+  }
+
+  /* ---------- model sets (the registry) ---------- */
+  /* The set chosen in the URL (`model`), or null for the server's default. */
+  function chosenModel() {
+    const id = new URLSearchParams(location.search).get("model");
+    return id && id.trim() ? id.trim() : null;
+  }
+
+  let infoPromise = null;
+  /* {id, name, cards, vocab, limits, sets, default}: what the page needs of the chosen set. */
+  function info() {
+    if (infoPromise) return infoPromise;
+    infoPromise = models().then(async (data) => {
+      const sets = data.sets || [];
+      const wanted = chosenModel();
+      const limits = data.limits || {}; // what the server enforces (max_masks, max_seed, text budgets…)
+      const base = { sets, default: data.default || null, limits };
+      const set = wanted && wanted !== data.default ? sets.find((s) => s.id === wanted) : null;
+      if (wanted && wanted !== data.default && !set) {
+        showError("The model set “" + wanted + "” is not on this server; showing the default one instead.");
+      }
+      if (!set) {
+        const def = sets.find((s) => s.id === data.default) || {};
+        return Object.assign(base, { id: data.default || null, name: def.name || null, cards: data.cards || {}, vocab: data.vocab });
+      }
+      const one = await api("/api/models/" + encodeURIComponent(set.id), { model: false });
+      return Object.assign(base, { id: set.id, name: set.name, cards: one.cards || set.cards || {}, vocab: one.vocab || data.vocab });
+    });
+    return infoPromise;
   }
 
   /* ---------- URL state ---------- */
@@ -192,6 +308,7 @@ const PP = (function () {
       }
       const query = p.toString();
       history.replaceState(null, "", location.pathname + (query ? "?" + query : "") + location.hash);
+      urlChanged();
     }
     return {
       values,
@@ -207,99 +324,16 @@ const PP = (function () {
     };
   }
 
+  const urlListeners = [];
+  function onUrlChange(fn) {
+    urlListeners.push(fn);
+  }
+  function urlChanged() {
+    for (const fn of urlListeners) fn();
+  }
+
   function clamp(x, lo, hi) {
     return Math.min(hi, Math.max(lo, x));
-  }
-
-  /* ---------- charts ---------- */
-  /* rows: [{char, prob, marks: ["original"|"sampled"|"cut"], note}] drawn on an absolute 0..1
-     scale, so charts of different distributions compare honestly. Marks are text, not colour. */
-  const MARK_TEXT = { original: "★ original", sampled: "◀ sampled", cut: "cut" };
-
-  function bars(container, rows, opts) {
-    const o = opts || {};
-    clear(container);
-    const list = el("ul", { class: "bars" + (o.wide ? " wide" : ""), "aria-label": o.label || "probabilities" });
-    for (const row of rows) {
-      const marks = row.marks || [];
-      const fill = el("span", { class: "bar-fill" });
-      fill.style.width = clamp(row.prob * 100, 0, 100).toFixed(2) + "%";
-      const item = el("li", {
-        class: "bar-row " + marks.map((m) => "is-" + m).join(" "),
-        dataset: { char: row.char, prob: String(row.prob) },
-      }, [
-        el("span", { class: "bar-label", title: row.label ? null : charName(row.char), text: row.label || visibleChar(row.char) }),
-        el("span", { class: "bar-track", "aria-hidden": "true" }, fill),
-        el("span", { class: "bar-value", text: pct(row.prob) }),
-        marks.length || row.note
-          ? el("span", { class: "bar-mark", text: [row.note || ""].concat(marks.map((m) => MARK_TEXT[m] || m)).join(" ").trim() })
-          : null,
-      ]);
-      list.appendChild(item);
-    }
-    container.appendChild(list);
-    if (o.table !== false) {
-      container.appendChild(table(o.caption || o.label || "Probabilities",
-        [o.wide ? "Answer" : "Character", "Probability", "Note"],
-        rows.map((r) => [r.label || charName(r.char), pct(r.prob, 2), (r.marks || []).map((m) => MARK_TEXT[m] || m).join(", ")])));
-    }
-    return list;
-  }
-
-  /* A <details> with a real table: the numbers of every chart, readable by a screen reader. */
-  function table(caption, head, rows, open) {
-    const t = el("table", { class: "num-table" }, [
-      el("caption", { text: caption }),
-      el("thead", {}, el("tr", {}, head.map((h) => el("th", { scope: "col", text: h })))),
-      el("tbody", {}, rows.map((r) => el("tr", {}, r.map((cell, i) =>
-        i === 0 ? el("th", { scope: "row", text: cell }) : el("td", { text: cell }))))),
-    ]);
-    return el("details", { class: "numbers", open: open ? true : null }, [
-      el("summary", { text: "Table: " + caption }), el("div", { class: "table-wrap" }, t),
-    ]);
-  }
-
-  /* ---------- page chrome: projector mode, hide=, instructor tips ---------- */
-  function isProjector() {
-    return new URLSearchParams(location.search).get("projector") === "1";
-  }
-
-  function applyProjector(on) {
-    document.documentElement.classList.toggle("projector", on);
-    const button = $("#projector-toggle");
-    if (button) button.setAttribute("aria-pressed", on ? "true" : "false");
-    for (const link of document.querySelectorAll(".site-header a[href^='/']")) {
-      const url = new URL(link.getAttribute("href"), location.origin);
-      if (on) url.searchParams.set("projector", "1");
-      else url.searchParams.delete("projector");
-      link.setAttribute("href", url.pathname + url.search);
-    }
-  }
-
-  function toggleProjector() {
-    const p = new URLSearchParams(location.search);
-    const on = p.get("projector") !== "1";
-    if (on) p.set("projector", "1");
-    else p.delete("projector");
-    const query = p.toString();
-    history.replaceState(null, "", location.pathname + (query ? "?" + query : "") + location.hash);
-    applyProjector(on);
-  }
-
-  function hiddenControls() {
-    const raw = new URLSearchParams(location.search).get("hide") || "";
-    return raw.split(",").map((s) => s.trim()).filter(Boolean);
-  }
-
-  function applyHide() {
-    const hide = new Set(hiddenControls());
-    const names = [];
-    for (const node of document.querySelectorAll("[data-control]")) {
-      names.push(node.dataset.control);
-      if (hide.has(node.dataset.control)) node.hidden = true;
-    }
-    const list = $("#control-names");
-    if (list && names.length) list.textContent = names.join(", ");
   }
 
   /* True when a keyboard shortcut should be ignored because the user is typing or adjusting. */
@@ -308,18 +342,10 @@ const PP = (function () {
     return Boolean(target.closest("input, textarea, select, [contenteditable='true']"));
   }
 
-  function init() {
-    applyProjector(isProjector());
-    applyHide();
-    const button = $("#projector-toggle");
-    if (button) button.addEventListener("click", toggleProjector);
-  }
-
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
-  else init();
 
   return {
-    el, svg, clear, $, visibleChar, charName, pct, num, thousands, debounce, clamp,
-    showError, clearError, api, ApiError, models, urlState, bars, table, typingTarget,
+    el, svg, clear, $, visibleChar, charName, pct, num, thousands, debounce, clamp, len,
+    showError, clearError, api, ApiError, models, info, chosenModel, urlState, onUrlChange, urlChanged,
+    typingTarget, report, fieldMessage, clearFieldErrors,
   };
 })();

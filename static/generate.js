@@ -1,18 +1,23 @@
 /* Generation Walkthrough: GPT's next-character distribution from POST /api/next-token, shown raw,
-   after temperature, and after top-k/top-p. Step samples from the server's *final* distribution with a
-   seeded PRNG (u = splitmix32(splitmix32(seed) ^ step) / 2^32, inverse CDF in vocabulary order), so every
-   number is the model's and the same seed + step + settings always give the same character.
-   URL: prompt, out (generated so far), temperature, top_k, top_p, seed. */
+   after temperature, and after top-k/top-p. Step asks the server for the next character with the
+   seed and the draw index (CONTRACT §B: u_i = splitmix32(splitmix32(seed) ^ i) / 2^32, inverse CDF
+   over the final distribution), the same draw as /api/generate and the stream make, so stepping 30
+   characters gives the same text as fast sampling with the same prompt, knobs and seed.
+   URL: prompt, out (generated so far), temperature, top_k, top_p, seed, view (distribution tab). */
 "use strict";
 
 (function () {
-  const { el, $, clear, pct, num, charName, visibleChar, debounce, clamp, api, clearError } = PP;
-  const ROWS = window.matchMedia("(max-width: 600px)").matches ? 8 : 12; // bars per panel (all in the table)
-  const MAX_OUT = 2000;
-  const state = PP.urlState({ prompt: "To be, or not to be, ", out: "", temperature: 1, top_k: 0, top_p: 1, seed: 0 });
+  const { el, $, clear, pct, num, charName, visibleChar, debounce, clamp, api, clearError, len } = PP;
+  const phone = window.matchMedia("(max-width: 600px)").matches;
+  const ROWS = PP.isProjector() ? 7 : phone ? 8 : 12; // bars per panel (all of them are in the table)
+  const MAX_OUT = 1000; // the server steps at most limits.max_new_tokens characters (see maxOut)
+  const STREAM_CHARS = 200;
+  const VIEWS = ["all", "raw", "tempered", "final"];
+  const state = PP.urlState({ prompt: "To be, or not to be, ", out: "", temperature: 1, top_k: 0, top_p: 1, seed: 0, view: "" });
   const v = state.values;
+  let limits = null; // from /api/models (PP.info)
   let vocabSize = 100;
-  let current = null; // {key, data}: the distribution for the current text and settings
+  let context = null; // GPT's context (card), for the "only the last N characters" note
   let request = 0;
   let busy = false;
   let playing = false;
@@ -23,46 +28,40 @@
   const topk = $("#g-topk");
   const topp = $("#g-topp");
   const seedBox = $("#g-seed");
-
-  /* ---------- seeded uniform draw ---------- */
-  function splitmix32(a) {
-    a = (a + 0x9e3779b9) | 0;
-    let t = a ^ (a >>> 16);
-    t = Math.imul(t, 0x21f0aaad);
-    t ^= t >>> 15;
-    t = Math.imul(t, 0x735a2d97);
-    return (t ^ (t >>> 15)) >>> 0;
-  }
-
-  function uniform(seed, step) {
-    return splitmix32(splitmix32(seed) ^ step) / 4294967296;
-  }
-
-  function sampleIndex(probs, u) {
-    let total = 0;
-    let last = -1;
-    for (let i = 0; i < probs.length; i++) {
-      if (probs[i] <= 0) continue;
-      total += probs[i];
-      last = i;
-      if (u < total) return i;
-    }
-    return last; // rounding: u beyond the summed mass falls on the last kept character
-  }
+  const FIELDS = {
+    prompt: { control: promptBox, say: (e) => (/empty/.test(e.detail || "") ? "The prompt is empty: type a few words first."
+      : "The prompt is too long for the server (at most " + PP.thousands(maxPrompt()) + " characters).") },
+    temperature: { control: temp, say: () => "This temperature is not allowed here." },
+    top_k: { control: topk, say: () => "Top-k must be between 0 (off) and " + vocabSize + " (every character)." },
+    top_p: { control: topp, say: () => "Top-p must be above 0 and at most 1 (off)." },
+    seed: { control: seedBox, say: () => "The seed must be a whole number from 0 to " + PP.thousands(maxSeed()) + "." },
+    generated: { control: promptBox, say: () => "The generated text does not fit the prompt; press Reset." },
+  };
+  // Until /api/models answers, nothing is cut or clamped here (the server still checks).
+  const maxSeed = () => (limits && Number.isFinite(limits.max_seed) ? limits.max_seed : Infinity);
+  const maxOut = () => (limits && Number.isFinite(limits.max_new_tokens) ? limits.max_new_tokens : MAX_OUT);
+  const maxPrompt = () => (limits && Number.isFinite(limits.max_prompt_chars) ? limits.max_prompt_chars : Infinity);
 
   /* ---------- state and controls ---------- */
   function sanitize() {
     v.temperature = clamp(Math.round(v.temperature * 20) / 20, 0, 2);
     v.top_k = clamp(Math.round(v.top_k), 0, vocabSize);
     v.top_p = clamp(Math.round(v.top_p * 20) / 20, 0.05, 1);
-    v.seed = clamp(Math.round(v.seed) || 0, 0, 1000000);
-    v.out = [...v.out].slice(0, MAX_OUT).join("");
+    v.seed = clamp(Math.round(v.seed) || 0, 0, maxSeed());
+    v.out = [...v.out].slice(0, maxOut()).join("");
+    if (!VIEWS.includes(v.view)) v.view = "";
   }
 
   function showValues() {
-    $("#g-temp-out").textContent = v.temperature === 0 ? "0 (greedy)" : num(v.temperature, 2);
-    $("#g-topk-out").textContent = v.top_k === 0 ? "0 (off)" : String(v.top_k);
-    $("#g-topp-out").textContent = v.top_p >= 1 ? "1.00 (off)" : num(v.top_p, 2);
+    const t = v.temperature === 0 ? "0 (greedy)" : num(v.temperature, 2);
+    const k = v.top_k === 0 ? "0 (off)" : String(v.top_k);
+    const p = v.top_p >= 1 ? "1.00 (off)" : num(v.top_p, 2);
+    $("#g-temp-out").textContent = t;
+    $("#g-topk-out").textContent = k;
+    $("#g-topp-out").textContent = p;
+    PP.valueText(temp, "temperature " + (v.temperature === 0 ? "0, greedy: always the most likely character" : num(v.temperature, 2)));
+    PP.valueText(topk, v.top_k === 0 ? "top-k off (0): every character kept" : "keep the " + v.top_k + " most likely characters");
+    PP.valueText(topp, v.top_p >= 1 ? "top-p off (1.00): every character kept" : "keep " + Math.round(v.top_p * 100) + " % of the probability mass");
   }
 
   function syncControls() {
@@ -71,12 +70,13 @@
     topk.max = String(vocabSize);
     topk.value = String(v.top_k);
     topp.value = String(v.top_p);
+    if (Number.isFinite(maxSeed())) seedBox.max = String(maxSeed());
     seedBox.value = String(v.seed);
     showValues();
+    showView();
   }
 
   const fullText = () => v.prompt + v.out;
-  const keyOf = (text) => JSON.stringify([text, v.temperature, v.top_k, v.top_p]);
 
   function tail(text, n) {
     const chars = [...text];
@@ -92,6 +92,13 @@
         node.appendChild(document.createTextNode(part));
       }
     }
+  }
+
+  /* GPT reads at most `context` characters: say so when the text is longer. */
+  function contextNote() {
+    const n = len(fullText());
+    PP.fieldMessage(promptBox, context && n > context
+      ? "GPT reads only the last " + context + " characters of the text (it is " + PP.thousands(n) + " characters long)." : "", "notice");
   }
 
   function renderText(highlightLast) {
@@ -110,7 +117,46 @@
     box.scrollTop = box.scrollHeight;
     $("#g-count").textContent = String(chars.length);
     $("#g-undo").disabled = chars.length === 0;
+    contextNote();
   }
+
+  /* ---------- the distribution tabs: one panel at a time, or all three side by side ---------- */
+  function activeView() {
+    if (v.view) return v.view;
+    return phone || PP.isProjector() ? "final" : "all";
+  }
+
+  function showView() {
+    const view = activeView();
+    for (const tab of document.querySelectorAll("#g-tabs [role='tab']")) {
+      const on = tab.dataset.view === view;
+      tab.setAttribute("aria-selected", on ? "true" : "false");
+      tab.tabIndex = on ? 0 : -1;
+    }
+    for (const panel of document.querySelectorAll("#g-dists .dist-panel")) {
+      panel.hidden = view !== "all" && panel.dataset.dist !== view;
+    }
+    $("#g-dists").classList.toggle("one", view !== "all");
+  }
+
+  $("#g-tabs").addEventListener("click", (event) => {
+    const tab = event.target.closest("[role='tab']");
+    if (!tab) return;
+    state.set({ view: tab.dataset.view });
+    showView();
+  });
+  $("#g-tabs").addEventListener("keydown", (event) => {
+    const tabs = [...document.querySelectorAll("#g-tabs [role='tab']")];
+    const i = tabs.indexOf(event.target);
+    const move = { ArrowRight: 1, ArrowLeft: -1 }[event.key];
+    if (i < 0 || !move) return;
+    event.preventDefault();
+    event.stopPropagation();
+    const next = tabs[(i + move + tabs.length) % tabs.length];
+    state.set({ view: next.dataset.view });
+    showView();
+    next.focus();
+  });
 
   /* ---------- drawing the three distributions ---------- */
   function draw(data, sampled) {
@@ -127,7 +173,8 @@
     const box = clear($("#g-dists"));
     for (const [field, title, sub] of panels) {
       const chart = el("div", { class: "chart" });
-      box.appendChild(el("section", { class: "card dist-panel", dataset: { dist: field } }, [
+      box.appendChild(el("section", { class: "card dist-panel", id: "g-panel-" + field, role: "tabpanel",
+        "aria-labelledby": "g-tab-" + field, dataset: { dist: field } }, [
         el("h3", { text: title }),
         el("p", { class: "sub", text: sub }),
         el("p", { class: "entropy" }, ["entropy H = ", el("strong", { class: "entropy-value", text: num(data.entropy[field], 3) }), " nats"]),
@@ -143,6 +190,7 @@
       const hidden = data.chars.length - shown.length;
       if (hidden > 0) chart.appendChild(el("p", { class: "note", text: "+ " + hidden + " less likely characters (see the table)" }));
     }
+    showView();
     const table = clear($("#g-dist-table"));
     table.appendChild(PP.table("All " + data.chars.length + " characters, most likely first",
       ["Character", "Raw", "After temperature", "Final", "Kept"],
@@ -154,29 +202,34 @@
     }
   }
 
-  async function fetchDist(text) {
-    return api("/api/next-token", { body: { prompt: text, temperature: v.temperature, top_k: v.top_k, top_p: v.top_p } });
+  /* The distribution at this point of the text. `generated` tells the server how many trailing
+     characters were generated, so it reads the same window generation would; with `seed` it also
+     draws the next character (response.sample). */
+  function fetchDist(text, withSeed) {
+    const body = { prompt: text, generated: len(v.out), temperature: v.temperature, top_k: v.top_k, top_p: v.top_p };
+    if (withSeed) body.seed = v.seed;
+    return api("/api/next-token", { body, fields: FIELDS });
   }
 
   async function preview() {
     const text = fullText();
-    const key = keyOf(text);
     if (!text) {
       clear($("#g-dists"));
       $("#g-step-info").textContent = "Type a prompt to start.";
+      PP.fieldMessage(promptBox, "The prompt is empty: type a few words first.", "error");
       return;
     }
     const id = ++request;
     try {
-      const data = await fetchDist(text);
+      const data = await fetchDist(text, false);
       if (id !== request) return;
       clearError();
-      current = { key, data };
+      PP.clearFieldErrors();
       draw(data);
       $("#g-step-info").textContent = "Next character after “" + tail(text, 24) + "”" +
-        (data.greedy ? " (greedy: the top character will be taken)." : ": press Step to sample from panel 3.");
+        (data.greedy ? " (greedy: the top character will be taken)." : ": Step samples it from panel 3.");
     } catch (err) {
-      /* the error box shows the detail */
+      /* PP.report has put the error next to its control */
     }
   }
   const previewSoon = debounce(preview, 150);
@@ -185,29 +238,26 @@
     if (busy) return false;
     const text = fullText();
     if (!text) {
-      PP.showError("type a prompt first");
+      PP.fieldMessage(promptBox, "The prompt is empty: type a few words first.", "error");
       return false;
     }
-    if ([...v.out].length >= MAX_OUT) {
-      PP.showError("this walkthrough stops at " + MAX_OUT + " generated characters; press Reset or Undo");
+    if (len(v.out) >= maxOut()) {
+      PP.fieldMessage($("#g-step"), "This walkthrough stops at " + maxOut() + " generated characters: press Undo or Reset.", "error");
       return false;
     }
     busy = true;
     try {
-      const key = keyOf(text);
-      const data = current && current.key === key ? current.data : await fetchDist(text);
+      const stepNo = len(v.out);
+      const data = await fetchDist(text, true);
       request++; // a preview still in flight must not redraw over this step
       clearError();
-      const stepNo = [...v.out].length;
-      const u = uniform(v.seed, stepNo);
-      const i = sampleIndex(data.final, u);
-      const c = data.chars[i];
-      state.set({ out: v.out + c });
-      current = null;
+      PP.clearFieldErrors();
+      const s = data.sample;
+      state.set({ out: v.out + s.char });
       renderText(true);
-      draw(data, i);
-      $("#g-step-info").textContent = "Step " + (stepNo + 1) + ": after “" + tail(text, 24) + "” sampled " + charName(c) +
-        " (final probability " + pct(data.final[i]) + ", u = " + num(u, 4) + ").";
+      draw(data, s.index);
+      $("#g-step-info").textContent = "Step " + (stepNo + 1) + ": after “" + tail(text, 24) + "” sampled " + charName(s.char) +
+        " (final probability " + pct(s.prob) + ", u = " + num(s.u, 4) + ").";
       return true;
     } catch (err) {
       return false;
@@ -219,7 +269,6 @@
   function undo() {
     if (!v.out) return;
     state.set({ out: [...v.out].slice(0, -1).join("") });
-    current = null;
     renderText(false);
     preview();
   }
@@ -250,8 +299,10 @@
 
   /* ---------- fast sampling over EventSource ---------- */
   function streamParams() {
-    return new URLSearchParams({ prompt: fullText(), max_new_tokens: "200", temperature: String(v.temperature),
+    const p = new URLSearchParams({ prompt: v.prompt, max_new_tokens: String(STREAM_CHARS), temperature: String(v.temperature),
       top_k: String(v.top_k), top_p: String(v.top_p), seed: String(v.seed) });
+    if (PP.chosenModel()) p.set("model", PP.chosenModel());
+    return p;
   }
 
   function stopStream(message) {
@@ -262,16 +313,17 @@
     if (message) $("#g-stream-status").textContent = message;
   }
 
+  /* EventSource hides the HTTP error: ask again with fetch to learn the parameter and say it plainly. */
   async function explainStreamError(url) {
     const controller = new AbortController();
     try {
       const response = await fetch(url, { signal: controller.signal });
       if (!response.ok) {
         const body = await response.json().catch(() => ({}));
-        PP.showError((body.detail || response.statusText) + " (HTTP " + response.status + ")");
+        PP.report(new PP.ApiError(String(body.detail), response.status, body.parameter, body.detail), FIELDS);
       }
     } catch (err) {
-      PP.showError("the stream was interrupted (" + err.message + ")");
+      PP.report(new PP.ApiError("the stream was interrupted", 0), FIELDS);
     } finally {
       controller.abort();
     }
@@ -279,13 +331,13 @@
 
   function startStream() {
     stopStream();
-    if (!fullText()) {
-      PP.showError("type a prompt first");
+    if (!v.prompt) {
+      PP.fieldMessage(promptBox, "The prompt is empty: type a few words first.", "error");
       return;
     }
     const url = "/api/generate/stream?" + streamParams().toString();
     const box = clear($("#g-stream-text"));
-    appendVisible(box, fullText());
+    appendVisible(box, v.prompt);
     const fresh = el("span", { class: "gen-new" });
     box.appendChild(fresh);
     let received = 0;
@@ -296,14 +348,18 @@
     source = new EventSource(url);
     source.addEventListener("token", (event) => {
       const data = JSON.parse(event.data);
-      received += [...data.text].length;
+      received += len(data.text);
       appendVisible(fresh, data.text);
       box.scrollTop = box.scrollHeight;
       $("#g-stream-status").textContent = "Streaming… " + received + " characters";
     });
     source.addEventListener("done", (event) => {
       const data = JSON.parse(event.data);
-      stopStream("Done: " + [...data.text].length + " characters sampled by the server (seed " + v.seed + ").");
+      const stepped = [...v.out];
+      const same = [...data.text].slice(0, stepped.length).join("") === v.out;
+      stopStream("Done: " + len(data.text) + " characters sampled by the server (seed " + v.seed + ")." +
+        (stepped.length && stepped.length <= STREAM_CHARS ? (same ? " Its first " + stepped.length + " are the " +
+          stepped.length + " you stepped above." : " They differ from the stepped text: a knob or the seed changed since.") : ""));
     });
     source.addEventListener("error", () => {
       if (!source) return;
@@ -317,7 +373,6 @@
     sanitize();
     state.write();
     showValues();
-    current = null;
     previewSoon();
   }
 
@@ -326,15 +381,30 @@
   topp.addEventListener("input", () => { v.top_p = Number(topp.value); onKnob(); });
   seedBox.addEventListener("input", () => {
     const seed = parseInt(seedBox.value, 10);
-    if (Number.isFinite(seed) && seed >= 0) state.set({ seed: Math.min(seed, 1000000) });
+    if (Number.isFinite(seed) && seed >= 0 && seed <= maxSeed()) {
+      PP.fieldMessage(seedBox, "", "error");
+      state.set({ seed });
+    } else if (seedBox.value !== "") {
+      PP.fieldMessage(seedBox, "The seed must be a whole number from 0 to " + PP.thousands(maxSeed()) + ".", "error");
+    }
   });
+
+  /* The prompt box: a paste beyond the server's limit is cut, and the page says so. */
+  function onPromptInput() {
+    const max = maxPrompt();
+    if (len(promptBox.value) > max) {
+      const n = len(promptBox.value);
+      promptBox.value = [...promptBox.value].slice(0, max).join("");
+      PP.fieldMessage(promptBox, "The prompt was cut to " + PP.thousands(max) + " characters (you pasted " + PP.thousands(n) + ").", "error");
+    }
+    onPrompt();
+  }
   const onPrompt = debounce(() => {
     state.set({ prompt: promptBox.value, out: "" });
-    current = null;
     renderText(false);
     preview();
   }, 400);
-  promptBox.addEventListener("input", onPrompt);
+  promptBox.addEventListener("input", onPromptInput);
 
   $("#g-step").addEventListener("click", step);
   $("#g-play").addEventListener("click", play);
@@ -345,7 +415,7 @@
     clear($("#g-stream-text"));
     state.reset();
     clearError();
-    current = null;
+    PP.clearFieldErrors();
     syncControls();
     renderText(false);
     preview();
@@ -353,11 +423,28 @@
   $("#g-stream").addEventListener("click", startStream);
   $("#g-stream-stop").addEventListener("click", () => stopStream("Stopped."));
 
+  /* Keys. On a slider the arrows move the slider, so Enter steps from there (and from the seed box),
+     and Escape leaves the control so that Space and → step again. */
+  for (const control of [temp, topk, topp, seedBox]) {
+    control.addEventListener("keydown", (event) => {
+      if (event.altKey || event.ctrlKey || event.metaKey) return;
+      if (event.key === "Enter") {
+        event.preventDefault();
+        step();
+      } else if (event.key === "Escape") {
+        event.preventDefault();
+        control.blur();
+        $("#g-walk").focus({ preventScroll: true });
+      }
+    });
+  }
+
   document.addEventListener("keydown", (event) => {
     if (event.altKey || event.ctrlKey || event.metaKey || PP.typingTarget(event.target)) return;
-    const onButton = event.target.closest && event.target.closest("button, a, summary");
+    if (!PP.shortcutsEnabled()) return;
+    const onButton = event.target.closest && event.target.closest("button, a, summary, [role='tab']");
     if (event.key === " " || event.key === "ArrowRight") {
-      if (event.key === " " && onButton) return; // Space on a button is that button's own click
+      if (onButton) return; // Space on a button is that button's own click; → on a tab moves the tab
       event.preventDefault();
       step();
     } else if (event.key === "Backspace") {
@@ -373,10 +460,13 @@
   sanitize();
   syncControls();
   renderText(false);
-  PP.models().then((models) => {
-    vocabSize = models.vocab.chars.length;
+  PP.info().then((info) => {
+    limits = info.limits;
+    vocabSize = info.vocab.chars.length;
+    context = info.cards.gpt && info.cards.gpt.config ? info.cards.gpt.config.context : null;
     sanitize();
     syncControls();
+    contextNote();
   }).catch(() => {}).finally(() => {
     state.write();
     preview();

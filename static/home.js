@@ -1,9 +1,11 @@
-/* Home: the shipped models' cards from GET /api/models, with key metrics and the training loss
-   curves (train_loss and val_loss vs step) drawn as inline SVG with axes, labels and a data table. */
+/* Home: the model cards of the set in use (GET /api/models, or the chosen `model` set), with key
+   metrics and the loss curves drawn as inline SVG with axes, labels and a data table. Each figure
+   says how it was measured: held-out plays (evaluation tables, validation loss), training batches
+   (training loss), balanced pairs or the quiz bank (NSP). */
 "use strict";
 
 (function () {
-  const { el, svg, $, clear, pct, num, thousands, api } = PP;
+  const { el, svg, $, clear, pct, num, thousands } = PP;
 
   function kv(rows) {
     return el("table", { class: "metrics" }, el("tbody", {}, rows.filter(Boolean).map(([k, value]) =>
@@ -15,12 +17,18 @@
     return keys.sort((a, b) => (a === "validation" ? -1 : b === "validation" ? 1 : a.localeCompare(b)));
   }
 
+  /* "validation (macbeth, twelfth_night)": which held-out plays a split is. */
+  function splitName(card, s) {
+    const docs = (card.evaluation[s] || {}).documents || [];
+    return docs.length ? s + " (" + docs.join(", ").replace(/_/g, " ") + ")" : s;
+  }
+
   function gptMetrics(card) {
     const names = splits(card);
-    return PP.table("GPT on held-out plays (lower is better)", ["Split", "Nats per char", "Bits per char", "Perplexity"],
+    return PP.table("GPT on held-out plays, never trained on (lower is better)", ["Split", "Nats per char", "Bits per char", "Perplexity"],
       names.map((s) => {
         const e = card.evaluation[s];
-        return [s, num(e.nats_per_char), num(e.bits_per_char), num(e.perplexity, 2)];
+        return [splitName(card, s), num(e.nats_per_char), num(e.bits_per_char), num(e.perplexity, 2)];
       }), true);
   }
 
@@ -32,15 +40,27 @@
       const e = pick(card.evaluation[s]) || {};
       return [pct(e.masked_top1 || 0), pct(e.masked_top5 || 0)];
     }));
-    const masked = PP.table("BERT masked-character accuracy (higher is better)", head, [
+    const masked = PP.table("BERT masked-character accuracy on held-out plays (" + names.map((s) => splitName(card, s)).join("; ") +
+      "; higher is better)", head, [
       row("Trained BERT", (e) => e),
       row("Same architecture, random init", (e) => e.random_init),
       row("Unigram baseline (most frequent chars)", (e) => e.unigram_baseline),
     ], true);
-    const nsp = PP.table("Next-sentence prediction accuracy (balanced pairs, chance = 50 %)", ["Model"].concat(names),
+    const pairs = names.map((s) => card.evaluation[s].nsp_pairs).filter(Number.isFinite);
+    const nsp = PP.table("Next-sentence prediction accuracy on balanced pairs from held-out plays (" +
+      (pairs.length ? PP.thousands(pairs[0]) + " pairs per split, " : "") + "half true continuations, half from " +
+      "elsewhere; chance = 50 %)", ["Model"].concat(names),
       [["Trained BERT"].concat(names.map((s) => pct(card.evaluation[s].nsp_accuracy || 0))),
         ["Random init"].concat(names.map((s) => pct((card.evaluation[s].random_init || {}).nsp_accuracy || 0)))], true);
-    return [masked, nsp];
+    const out = [masked, nsp];
+    const quiz = card.quiz;
+    if (quiz && Number.isFinite(quiz.accuracy)) {
+      const items = quiz.items || quiz.n || quiz.count;
+      out.push(el("p", { class: "quiz-figure" }, ["On the NSP Quiz's own question bank" +
+        (Number.isFinite(items) ? " (" + PP.thousands(items) + " questions)" : "") + ", BERT answers ",
+        el("strong", { text: pct(quiz.accuracy) }), " correctly (the figure the quiz page compares you with)."]));
+    }
+    return out;
   }
 
   /* ---------- loss curves ---------- */
@@ -60,9 +80,9 @@
     const name = card.name.toUpperCase();
     const id = "curve-" + card.name;
     const plot = svg("svg", { class: "loss-chart", viewBox: "0 0 " + W + " " + H, role: "img", "aria-labelledby": id + "-t " + id + "-d" });
-    plot.appendChild(svg("title", { id: id + "-t", text: name + " training loss curves" }));
-    plot.appendChild(svg("desc", { id: id + "-d", text: "Training loss (solid line, filled circles) and validation loss " +
-      "(dashed line, open squares) against training step; the numbers are in the table below." }));
+    plot.appendChild(svg("title", { id: id + "-t", text: name + " loss during training" }));
+    plot.appendChild(svg("desc", { id: id + "-d", text: "Training loss on training batches (solid line, filled circles) and " +
+      "validation loss on held-out plays (dashed line, open squares) against training step; the numbers are in the table below." }));
     if (!curves.length) {
       plot.appendChild(svg("text", { x: W / 2, y: H / 2, "text-anchor": "middle", text: "No curve recorded" }));
       return plot;
@@ -99,9 +119,9 @@
     }
     const legend = svg("g", { transform: "translate(" + (L + 8) + ",12)" }, [
       svg("line", { class: "train", x1: 0, x2: 22, y1: 0, y2: 0 }), svg("circle", { class: "train-pt", cx: 11, cy: 0, r: 2.8 }),
-      svg("text", { x: 28, y: 4, text: "train loss (solid line, ●)" }),
+      svg("text", { x: 28, y: 4, text: "training loss, on training batches (solid, ●)" }),
       svg("line", { class: "val", x1: 0, x2: 22, y1: 17, y2: 17 }), svg("rect", { class: "val-pt", x: 8, y: 14, width: 6, height: 6 }),
-      svg("text", { x: 28, y: 21, text: "validation loss (dashed line, □)" }),
+      svg("text", { x: 28, y: 21, text: "validation loss, on held-out plays (dashed, □)" }),
     ]);
     plot.appendChild(legend);
     return plot;
@@ -109,7 +129,7 @@
 
   function curveTable(card) {
     const curves = card.curves || [];
-    const head = ["Step", "Tokens", "Train loss", "Val loss"];
+    const head = ["Step", "Tokens", "Training loss (training batches)", "Validation loss (held-out)"];
     const bert = card.family === "bert";
     if (bert) head.push("Val MLM", "Val NSP");
     return PP.table(card.name.toUpperCase() + " loss curve numbers", head, curves.map((c) => {
@@ -141,18 +161,36 @@
     ]);
     const metrics = card.family === "gpt" ? [gptMetrics(card)] : bertMetrics(card);
     for (const m of metrics) section.appendChild(m);
-    section.appendChild(el("h4", { text: "Training curves" }));
+    section.appendChild(el("h4", { text: "Loss during training" }));
+    section.appendChild(el("p", { class: "note", text: "Training loss is measured on the batches being trained on; " +
+      "validation loss on held-out plays the model never trains on." }));
     section.appendChild(lossChart(card));
     section.appendChild(curveTable(card));
     return section;
   }
 
-  api("/api/models").then((data) => {
+  /* The Mask-Fill card's recipe sentence, from the BERT card. */
+  function recipeText(card) {
+    const ev = card.evaluation || {};
+    const r = (ev.validation || Object.values(ev)[0] || {}).recipe || {};
+    const rate = Number.isFinite(r.mask_rate) ? r.mask_rate : (card.training || {}).mask_rate;
+    if (!Number.isFinite(rate) || !Number.isFinite(r.mask)) return;
+    const p = (x) => Math.round(x * 100) + "\u00a0%";
+    for (const node of document.querySelectorAll(".recipe-text")) {
+      node.textContent = p(rate) + " of characters selected; of those " + p(r.mask) + " [MASK], " + p(r.random) +
+        " random, " + p(r.unchanged) + " unchanged";
+    }
+  }
+
+  PP.info().then((info) => {
     const box = clear($("#h-cards"));
     for (const name of ["gpt", "bert"]) {
-      if (data.cards[name]) box.appendChild(modelCard(data.cards[name], data.vocab));
+      if (info.cards[name]) box.appendChild(modelCard(info.cards[name], info.vocab));
     }
-    $("#h-status").textContent = "Model cards as shipped in models/: every number below was measured on held-out plays.";
+    if (info.cards.bert) recipeText(info.cards.bert);
+    $("#h-status").textContent = "Model cards of " + (info.name || "the shipped set") + ". Evaluation tables: measured " +
+      "on held-out plays the models never trained on. Loss curves: training loss on training batches, validation " +
+      "loss on held-out plays. Parameters, steps and sizes are facts of the trained model.";
   }).catch(() => {
     $("#h-status").textContent = "The model cards could not be loaded.";
   });

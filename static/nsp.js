@@ -444,6 +444,7 @@
 
   document.addEventListener("keydown", (event) => {
     if (event.altKey || event.ctrlKey || event.metaKey || PP.typingTarget(event.target)) return;
+    if (PP.shortcutsEnabled && !PP.shortcutsEnabled()) return; // switched off (WCAG 2.1.4; chrome.js)
     const key = event.key.toLowerCase();
     if (key === "i") answer("IsNext");
     else if (key === "n") answer("NotNext");

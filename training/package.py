@@ -90,4 +90,8 @@ def package(gpt_ckpt: str, bert_ckpt: str, out_dir: str | Path = "models", eval_
         summary["quiz"] = write_quiz(out_dir, held_out_for_quiz(bert_corpus), quiz_items, quiz_seed)
     except ValueError as e:  # e.g. a corpus whose lines are all longer than BERT's context
         summary["quiz"] = drop_quiz(out_dir, str(e))
+    # The attention page's inspection graphs (training/inspect_export.py), from the same models.
+    from .inspect_export import write_inspection
+
+    summary["inspection"] = write_inspection(out_dir, models={family: model for family, model, _, _ in loaded})
     return summary

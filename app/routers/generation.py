@@ -16,7 +16,7 @@ from .. import deps
 from ..contract import FIRST_CHAR, Vocab
 from ..errors import ApiError
 from ..sampling import draw, sampling_distribution, uniform
-from ..schemas import GenerateQuery, GenerateRequest, GenerateResponse, NextTokenRequest, NextTokenResponse
+from ..schemas import MAX_PROMPT_CHARS, GenerateQuery, GenerateRequest, GenerateResponse, NextTokenRequest, NextTokenResponse
 from ..tasks.gpt import GPT, Step
 
 router = APIRouter(tags=["generation"])
@@ -51,12 +51,15 @@ def next_token(req: NextTokenRequest, registry: deps.RegistryDep):
     top-k applies before top-p; top-p keeps the smallest set of most likely characters whose mass
     reaches p. Special tokens are never candidates. With `seed` (and `generated`, the number of
     trailing prompt characters that were sampled), `sample` is the character /api/generate draws
-    at that point with that seed: stepping one character at a time gives the same text."""
+    at that point with that seed: stepping one character at a time gives the same text (up to float
+    rounding between this full forward and generation's cached one: ~1e-5 in the logits)."""
     model = registry.gpt(req.model)
     ids, unknown = encode_prompt(model, req)
     if req.generated >= len(ids):
         raise ApiError(f"generated is {req.generated}, but the prompt has only {len(ids)} characters "
                        "(the original prompt must be at least one of them)", "generated")
+    if len(ids) - req.generated > MAX_PROMPT_CHARS:
+        raise ApiError(f"prompt must be at most {MAX_PROMPT_CHARS} characters before the generated ones", "prompt")
     logits, used = model.next_logits(ids, req.generated)
     dist = sampling_distribution(logits[FIRST_CHAR:], req.temperature, req.top_k, req.top_p)
     sample = None

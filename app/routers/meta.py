@@ -42,7 +42,7 @@ def model_list(registry: deps.RegistryDep):
 def model_detail(model: str, registry: deps.RegistryDep):
     """One model set, loaded, with its vocabulary."""
     s = registry.get(model)
-    info = next(i for i in registry.list() if i["id"] == s.id)
+    info = registry.info(s.meta, s)
     vocab = {"specials": SPECIALS, "chars": s.vocab.chars} if s.vocab else None
     return deps.respond(ModelSetDetail, {**info, "cards": s.cards, "vocab": vocab})
 

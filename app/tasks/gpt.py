@@ -3,6 +3,8 @@
 Sampling uses THE rule in app/sampling.py and one random stream: the i-th generated character
 is drawn with uniform(seed, i), so stepping one character at a time (/api/next-token with
 `generated`), /api/generate and the stream give the same text for the same prompt, knobs and seed.
+(Stepping reads full forwards, generation its KV cache: the logits agree to ~1e-5, so a draw could
+differ only where u falls that close to a boundary of the cumulative distribution.)
 """
 from __future__ import annotations
 

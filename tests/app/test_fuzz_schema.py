@@ -13,6 +13,8 @@ naming the parameter; "valid data accepted" allows that 422 only where such a ru
                      text, distinct; the text after markers fits BERT's context
   /api/nsp/predict   len(a) + len(b) + 3 <= BERT's context
   /api/next-token    generated < the number of prompt characters
+  /api/compare       position inside the text; the text fits BERT's context
+  /api/objectives/corrupt  the text fits BERT's context
 """
 from __future__ import annotations
 
@@ -26,13 +28,16 @@ from schemathesis.config import SchemathesisConfig  # noqa: E402
 from app.config import Settings  # noqa: E402
 from app.main import create_app  # noqa: E402
 
-CROSS_FIELD_RULES = ["/api/mask-fill", "/api/nsp/predict", "/api/next-token"]
+CROSS_FIELD_RULES = ["/api/mask-fill", "/api/nsp/predict", "/api/next-token", "/api/compare", "/api/objectives/corrupt"]
 POSITIVE_OK = ["2xx", "3xx", "401", "403", "404", "409", "429", "5xx"]  # schemathesis' default
 
 
 def fuzz_config() -> SchemathesisConfig:
     return SchemathesisConfig.from_dict({
         "seed": 20240601,  # reproducible in CI; change it locally to explore further
+        # Invalid bodies larger than --max-body-bytes are refused by size (413) before they are read.
+        "checks": {"negative_data_rejection": {"expected-statuses": [
+            "400", "401", "403", "404", "405", "406", "409", "413", "415", "422", "428", "429", "5xx"]}},
         "operations": [{"include-path": path, "checks": {
             "positive_data_acceptance": {"expected-statuses": [*POSITIVE_OK, "422"]}}}
             for path in CROSS_FIELD_RULES],

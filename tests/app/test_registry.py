@@ -150,7 +150,7 @@ def test_broken_model_is_not_served_and_health_says_why(tiny_models_dir, tmp_pat
 
 @pytest.mark.parametrize("item_edit", [
     lambda it: it.pop("is_next"), lambda it: it.update(is_next="yes"), lambda it: it.update(a=""),
-    lambda it: it.update(b="x" * 500),
+    lambda it: it.update(b="x" * 500), lambda it: it.update(source_a=None), lambda it: it.update(id="x/y"),
 ])
 def test_bad_quiz_bank_is_not_served(tiny_models_dir, tmp_path, item_edit):
     def edit(folder):
@@ -164,3 +164,35 @@ def test_bad_quiz_bank_is_not_served(tiny_models_dir, tmp_path, item_edit):
         assert any("item 3" in p for p in health.json()["sets"]["broken"]["problems"])
         assert c.get("/api/nsp/quiz").status_code == 503
         assert c.post("/api/nsp/predict", json={"a": "x", "b": "y"}).status_code == 200  # BERT still served
+
+
+def test_problems_name_files_not_server_paths_and_the_503_names_model(tiny_models_dir, tmp_path):
+    def edit(folder):
+        (folder / "gpt.onnx").unlink()
+        (folder / "bert.card.json").write_text("[]")  # not an object
+
+    with broken_app(tiny_models_dir, tmp_path, edit) as c:
+        health = c.get("/api/health")
+        assert health.status_code == 503 and str(tmp_path) not in health.text
+        problems = health.json()["sets"]["broken"]["problems"]
+        assert "gpt: gpt.onnx missing" in problems and any(p.startswith("bert: the card") for p in problems)
+        listed = c.get("/api/models")  # a card that is not an object is left out, not a 500
+        assert listed.status_code == 200 and "bert" not in listed.json()["cards"]
+        r = c.post("/api/next-token", json={"prompt": "ab"})
+        assert r.status_code == 503 and r.json()["parameter"] == "model"
+
+
+def test_a_broken_extra_set_is_listed_with_its_problems(tiny_models_dir, tmp_path):
+    bad = copy_set(tiny_models_dir, tmp_path / "bad", "bad")
+    (bad / "bert.card.json").write_text("[]")
+    with TestClient(create_app(Settings(models_dir=tiny_models_dir, extra_models=[bad]))) as c:
+        listed = {s["id"]: s for s in c.get("/api/models").json()["sets"]}
+        assert listed["bad"]["status"] == "degraded" and listed["bad"]["cards"].keys() == {"gpt"}
+        assert c.get("/api/health").status_code == 503
+
+
+def test_the_default_set_cannot_be_dropped(two_sets):
+    registry = two_sets.app.state.registry
+    with pytest.raises(ValueError):
+        registry.drop(registry.default_id)
+    assert two_sets.get("/api/health").status_code == 200

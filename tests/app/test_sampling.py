@@ -63,3 +63,11 @@ def test_draw_only_returns_kept_chars_and_follows_final(logits):
     assert set(draws) <= set(np.flatnonzero(d.kept))
     freq = np.bincount(draws, minlength=len(logits)) / len(draws)
     np.testing.assert_allclose(freq, d.final, atol=0.03)
+
+
+def test_uniform_is_the_documented_counter_hash():
+    """Pinned values: the same numbers the page's former splitmix32 draw gave (seed 0, i = 0, 1, 2)."""
+    from app.sampling import uniform
+
+    assert [uniform(0, i) for i in range(3)] == [0.7882781056687236, 0.6292254757136106, 0.6471460571046919]
+    assert 0 <= uniform(2**32 - 1, 10**6) < 1

@@ -12,7 +12,7 @@ from app.config import REPO, Settings
 from app.main import create_app
 from app.security import CSP
 
-PAGES = ["/", "/mask-fill", "/generate", "/nsp", "/attention"]
+PAGES = ["/", "/mask-fill", "/generate", "/nsp", "/attention", "/compare", "/objectives", "/concepts"]
 TEMPLATES = sorted((REPO / "templates").glob("*.html"))
 SCRIPTS = sorted((REPO / "static").glob("*.js"))
 REQUIRED_CSP = ["default-src 'self'", "script-src 'self'", "style-src 'self'", "object-src 'none'",

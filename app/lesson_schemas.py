@@ -1,0 +1,177 @@
+"""Request and response bodies of the lesson views (issue 13): GPT vs BERT on one blank, real
+attention weights, the other pretraining objectives, the concept check. Same conventions as
+app/schemas.py: strict bodies with the optional `model`, documented fields."""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from .schemas import MAX_SEED, SEED_DOC, CharProb, Strict, UnknownChar
+
+MAX_COMPARE_CHARS = 64  # every position is one BERT forward for the strip: keep it a sentence
+MAX_ATTENTION_CHARS = 48  # a grid a person can read
+MAX_PAD = 8
+MAX_DRAWS = 200
+
+
+# ---- GPT vs BERT on the same blank ----
+
+class CompareRequest(Strict):
+    text: str = Field(min_length=1, max_length=MAX_COMPARE_CHARS, description=f"A sentence (1 to {MAX_COMPARE_CHARS} characters).")
+    position: int = Field(ge=0, description="0-based index of the character both models guess.")
+    top_k: int = Field(5, ge=1, le=20, description="How many top guesses to list for each model.")
+    strip: bool = Field(True, description="Also compute the strip (every position; one BERT forward each). "
+                                          "The page asks for it when the text changes, not when the position moves.")
+
+
+class Guess(BaseModel):
+    available: bool = Field(description="False for GPT at position 0 (nothing to its left to read).")
+    p_true: float | None = Field(description="Probability of the true character.")
+    rank: int | None = Field(description="1-based rank of the true character.")
+    entropy: float | None = Field(description="Entropy of the distribution, in nats.")
+    top: list[CharProb]
+    reads: str = Field(description="What the model read.")
+
+
+class StripEntry(BaseModel):
+    position: int
+    char: str
+    gpt: float | None = Field(description="GPT's probability of this character from the left context (null at 0).")
+    bert: float = Field(description="BERT's probability of this character with it masked, from both sides.")
+
+
+class CompareResponse(BaseModel):
+    tokens: list[str]
+    position: int
+    char: str
+    gpt: Guess
+    bert: Guess
+    strip: list[StripEntry] | None = Field(description="Both models' probability of the true character at every position (null when not asked).")
+    unknown_chars: list[UnknownChar]
+
+
+# ---- real attention ----
+
+class AttentionRequest(Strict):
+    text: str = Field(min_length=1, max_length=MAX_ATTENTION_CHARS, description=f"1 to {MAX_ATTENTION_CHARS} characters.")
+    pad: int = Field(2, ge=0, le=MAX_PAD, description="[PAD] slots appended to BERT's input (their columns stay empty).")
+
+
+class AttentionMaps(BaseModel):
+    tokens: list[str] = Field(description="What the model read: the text (GPT); [CLS] text [SEP] [PAD]... (BERT).")
+    n_layer: int
+    n_head: int
+    weights: list[list[list[list[float]]]] = Field(description="(layer, head, query, key): each row sums to 1 over the allowed keys.")
+    head_means: list[list[list[float]]] = Field(description="(layer, query, key): the mean over heads.")
+    mean: list[list[float]] = Field(description="(query, key): the mean over every layer and head.")
+    served_logits_max_abs_diff: float = Field(description="Max |logits of the inspection graph - logits of the served graph| on this input.")
+    row_sum_max_error: float = Field(description="Max |sum of a row over allowed keys - 1|.")
+    blocked_max: float = Field(description="Largest weight on a blocked cell (0 when the mask holds).")
+
+
+class AttentionResponse(BaseModel):
+    gpt: AttentionMaps
+    bert: AttentionMaps
+    unknown_chars: list[UnknownChar]
+
+
+# ---- the other objectives ----
+
+Scheme = Literal["char", "span", "word"]
+SCHEME_DOC = ("char: each character selected with probability mask_rate (BERT's own recipe); span: contiguous "
+              "spans (geometric lengths, mean `mean_span`, SpanBERT / T5 style) up to mask_rate of the characters; "
+              "word: whole words up to mask_rate of the characters. 80/10/10 applies to each unit as a whole.")
+
+
+class ObjectivesCorruptRequest(Strict):
+    text: str = Field(min_length=1, max_length=10_000, description="Plain text (at most the BERT context minus 2).")
+    scheme: Scheme = Field("char", description=SCHEME_DOC)
+    mask_rate: float = Field(0.15, gt=0, le=0.5, allow_inf_nan=False, description="Share of characters selected (0 < x <= 0.5).")
+    mean_span: float = Field(3.0, ge=1, le=8, allow_inf_nan=False, description="Mean span length (span scheme).")
+    seed: int = Field(0, ge=0, le=MAX_SEED, description=SEED_DOC)
+
+
+class Corrupted(BaseModel):
+    position: int
+    original: str
+    action: Literal["mask", "random", "unchanged"]
+    shown: str
+    prediction: str
+    prob: float
+    correct: bool
+    p_original: float = Field(description="BERT's probability of the original character here.")
+    replaced: bool = Field(description="ELECTRA's label: the model saw a different character here.")
+
+
+class Loss(BaseModel):
+    loss: float | None = Field(description="Mean negative log-likelihood, nats.")
+    positions: int = Field(description="Positions that carry loss.")
+
+
+class ObjectivesCorruptResponse(BaseModel):
+    tokens: list[str]
+    corrupted: list[str]
+    scheme: Scheme
+    units: list[list[int]] = Field(description="Selected positions grouped by unit (character, span or word).")
+    rate: float = Field(description="Share of ordinary characters selected in this draw.")
+    selected: list[Corrupted]
+    accuracy: float | None
+    mlm: Loss = Field(description="MLM: mean over the selected positions of -log p(original | corrupted text).")
+    clm: Loss = Field(description="CLM (GPT, same text uncorrupted): mean over every position of -log p(next | left).")
+    unknown_chars: list[UnknownChar]
+
+
+class RecoveryRequest(Strict):
+    scheme: Scheme = Field("char", description=SCHEME_DOC)
+    mask_rate: float = Field(0.15, gt=0, le=0.5, allow_inf_nan=False)
+    mean_span: float = Field(3.0, ge=1, le=8, allow_inf_nan=False)
+    draws: int = Field(40, ge=1, le=MAX_DRAWS, description=f"Corruptions to run (1 to {MAX_DRAWS}), one held-out text each.")
+    seed: int = Field(0, ge=0, le=MAX_SEED, description=SEED_DOC)
+
+
+class ActionStats(BaseModel):
+    positions: int
+    recovered: int
+    accuracy: float | None
+
+
+class RecoveryResponse(BaseModel):
+    scheme: Scheme
+    draws: int
+    texts: int = Field(description="Distinct held-out texts used.")
+    source: str = Field(description="Where the held-out text comes from.")
+    by_action: dict[Literal["mask", "random", "unchanged"], ActionStats]
+    positions: int
+    accuracy: float | None
+    selected_rate: float = Field(description="Share of characters selected over all draws.")
+
+
+# ---- concept check ----
+
+class ConceptQuestion(BaseModel):
+    id: str
+    number: int = Field(description="1-based position in this order.")
+    topic: str
+    question: str
+    choices: list[str]
+    applet: str = Field(description="Page that shows the concept live.")
+    applet_label: str
+
+
+class ConceptQuiz(BaseModel):
+    order: int | None = Field(description="The order's seed (a class set); null = the bank's own order.")
+    questions: list[ConceptQuestion]
+
+
+class ConceptAnswer(Strict):
+    choice: int = Field(ge=0, le=9, description="0-based index into the question's choices.")
+
+
+class ConceptResult(BaseModel):
+    id: str
+    correct: bool
+    answer: int
+    explanation: str
+    applet: str
+    applet_label: str

@@ -1,0 +1,96 @@
+"""Real attention weights: the inspection graphs (<family>.attn.onnx, see training/inspect_export.py).
+
+The served graphs keep their attention inside fused nodes; the inspection graph of the same
+weights returns every layer's softmax(q k^T / sqrt(hs) + mask) as outputs, plus the logits, which
+are compared with the served graph's logits on every request: the page shows that the weights it
+draws belong to the model that answers the other applets (a stale or foreign inspection graph
+would show up as a large difference, and is refused)."""
+from __future__ import annotations
+
+import threading
+import weakref
+from pathlib import Path
+
+import numpy as np
+
+from ..contract import CLS, PAD, SEP
+from ..errors import ApiError
+
+# An inspection graph whose logits differ from the served model's by more than this is not the
+# same model (exports agree to ~3e-5 on the shipped models).
+AGREEMENT = 1e-3
+
+
+class Inspector:
+    """One inspection graph: ids -> (logits, weights (n_layer, n_head, seq, seq))."""
+
+    def __init__(self, session, family: str, n_layer: int, gate):
+        self.session, self.family, self.n_layer, self.gate = session, family, n_layer, gate
+        names = [o.name for o in session.get_outputs()]
+        expected = ["logits", *[f"attn_{i}" for i in range(n_layer)]]
+        if names != expected:
+            raise ValueError(f"{family}.attn.onnx outputs {names}, expected {expected}")
+
+    def run(self, ids: list[int], types: list[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        feeds = {"input_ids": np.asarray(ids, dtype=np.int64).reshape(1, -1)}
+        if self.family == "bert":
+            feeds["token_type_ids"] = np.asarray(types or [0] * len(ids), dtype=np.int64).reshape(1, -1)
+        with self.gate:
+            logits, *weights = self.session.run(None, feeds)
+        return logits[0], np.stack([w[0] for w in weights])
+
+
+_inspectors: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # ModelSet -> {family: Inspector}
+_lock = threading.Lock()
+
+
+def inspector(models, family: str, runtime) -> Inspector:
+    """The set's inspection graph for `family`, loaded on first use and dropped with the set.
+    409 naming `model` when the set has none (e.g. a training snapshot)."""
+    path = Path(models.meta.folder) / f"{family}.attn.onnx"
+    with _lock:
+        found = _inspectors.setdefault(models, {}).get(family)
+    if found is not None:
+        return found
+    if not path.exists():
+        raise ApiError(f"model set {models.id!r} has no attention inspection graph ({path.name}); "
+                       "export one with `python -m training.inspect_export FOLDER`", "model", status=409)
+    task = getattr(models, family)
+    try:
+        found = Inspector(runtime.session(path), family, int(task.config["n_layer"]), runtime.gate)
+    except Exception as e:  # noqa: BLE001 - a broken file is this set's problem, not a 500
+        raise ApiError(f"{path.name} of model set {models.id!r} could not be loaded: {e}", "model", status=409) from e
+    with _lock:
+        _inspectors.setdefault(models, {})[family] = found
+    return found
+
+
+def gpt_attention(models, ids: list[int], runtime) -> dict:
+    """GPT over the text: who attends to whom, and how far the logits are from gpt.onnx's."""
+    task = models.gpt
+    logits, weights = inspector(models, "gpt", runtime).run(ids)
+    served = task.logits(ids)
+    return summarise(weights, np.tril(np.ones((len(ids), len(ids)), dtype=bool)),
+                     float(np.abs(logits - served).max()), "gpt", models.id)
+
+
+def bert_attention(models, ids: list[int], pad: int, runtime) -> tuple[list[int], dict]:
+    """BERT over [CLS] text [SEP] [PAD]*pad (the [PAD] slots show the padding mask at work)."""
+    task = models.bert
+    seq = [CLS, *ids, SEP] + [PAD] * pad
+    logits, weights = inspector(models, "bert", runtime).run(seq)
+    served, _ = task.forward(seq)
+    allowed = np.broadcast_to(np.asarray(seq) != PAD, (len(seq), len(seq)))
+    return seq, summarise(weights, allowed, float(np.abs(logits - served).max()), "bert", models.id)
+
+
+def summarise(weights: np.ndarray, allowed: np.ndarray, diff: float, family: str, set_id: str) -> dict:
+    if not np.isfinite(diff) or diff > AGREEMENT:
+        raise ApiError(f"the {family} inspection graph of set {set_id!r} disagrees with the served model "
+                       f"(logits differ by {diff:.2g}); re-export it", "model", status=409)
+    rows = np.where(allowed, weights, 0.0).sum(-1)
+    return {"weights": weights.tolist(), "mean": weights.mean(axis=(0, 1)).tolist(),
+            "head_means": weights.mean(axis=1).tolist(),
+            "served_logits_max_abs_diff": diff,
+            "row_sum_max_error": float(np.abs(rows - 1).max()),
+            "blocked_max": float(np.where(allowed, 0.0, weights).max())}

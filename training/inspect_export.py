@@ -1,0 +1,272 @@
+"""Inspection graphs: the attention weights of every layer and head, as ONNX outputs.
+
+The served graphs do not expose attention weights: gpt.onnx runs each layer's attention as ONE
+fused onnxruntime node (GroupQueryAttention, for the in-place KV cache), and bert.onnx's softmax
+is internal. For the attention page we export a second, read-only graph per model:
+
+    gpt.attn.onnx   input  input_ids (1, seq)
+    bert.attn.onnx  inputs input_ids, token_type_ids (1, seq)
+                    outputs logits (1, seq, vocab)  the same logits as the served graph
+                                                     (gpt: next character; bert: MLM), so the
+                                                     app can check the two agree
+                            attn_<i> (1, n_head, seq, seq), i = 0 .. n_layer-1: layer i's
+                                                     softmax(q k^T / sqrt(hs) + mask), rows = queries
+
+`Inspect` walks the model's own modules (embeddings, LayerNorms, qkv, proj, MLP, final norm,
+head) with the attention written out, so training/model.py's teaching path stays as it is; the
+checks below hold its logits to the model's forward and its weights to the softmax recomputed
+from the model's own per-layer inputs (forward hooks), both within PARITY_TOLERANCE.
+
+The shipped checkpoints are not in the repository, so for an existing model set the weights are
+read back out of <family>.onnx (`model_from_onnx`: every parameter, by the module path the
+exporter recorded on each node), the rebuilt PyTorch model is checked against that ONNX file's
+own logits, and the inspection graph is exported from it:
+
+    python -m training.inspect_export models/                 # from the ONNX files in the set
+    python -m training.inspect_export models/ --gpt runs/gpt/ckpt.pt --bert runs/bert/ckpt.pt
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from .export import OPSET, PARITY_TOLERANCE, empty_cache, parity_lengths
+from .model import TransformerConfig, build_model
+
+PAD_ID = 0  # training/tokenizer.py: specials come first, [PAD] = 0
+
+
+def attn_names(n_layer: int) -> list[str]:
+    return [f"attn_{i}" for i in range(n_layer)]
+
+
+class Inspect(nn.Module):
+    """The model's forward with each layer's attention weights kept (batch 1 at inference)."""
+
+    def __init__(self, model, family: str):
+        super().__init__()
+        self.model, self.family = model, family
+
+    def forward(self, input_ids, token_type_ids=None):
+        t = self.model.transformer
+        B, T = input_ids.shape
+        positions = torch.arange(T, device=input_ids.device)
+        x = t.tok_emb(input_ids) + t.pos_emb(positions)
+        if self.family == "bert":
+            x = x + t.seg_emb(token_type_ids)
+            allowed = (input_ids != PAD_ID)[:, None, None, :]  # (B, 1, 1, T): every non-[PAD] key
+        else:
+            allowed = torch.ones(T, T, dtype=torch.bool, device=input_ids.device).tril()  # key j <= query i
+        weights = []
+        for block in t.blocks:
+            attn = block.attn
+            C, nh = x.size(-1), attn.n_head
+            q, k, v = attn.qkv(block.ln1(x)).split(C, dim=2)
+            q, k, v = (z.view(B, T, nh, C // nh).transpose(1, 2) for z in (q, k, v))
+            scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(C // nh))
+            w = scores.masked_fill(~allowed, float("-inf")).softmax(dim=-1)  # (B, nh, T, T)
+            weights.append(w)
+            x = x + attn.proj((w @ v).transpose(1, 2).reshape(B, T, C))
+            x = x + block.mlp(block.ln2(x))
+        h = t.ln_f(x)
+        if self.family == "gpt":
+            logits = self.model.lm_head(h)
+        else:
+            logits = self.model.mlm_transform(h) @ t.tok_emb.weight.t() + self.model.mlm_bias
+        return (logits, *weights)
+
+
+def export_inspection(model, family: str, path: Path) -> None:
+    cfg = model.cfg
+    seq = torch.export.Dim("seq", min=2, max=cfg.context)
+    ids = torch.full((1, 6), 5, dtype=torch.long)
+    names = ["input_ids"] + (["token_type_ids"] if family == "bert" else [])
+    args = (ids,) if family == "gpt" else (ids, torch.zeros_like(ids))
+    shapes = {"input_ids": {1: seq}} | ({"token_type_ids": {1: seq}} if family == "bert" else {})
+    program = torch.onnx.export(Inspect(model, family).eval(), args, dynamo=True, opset_version=OPSET,
+                                input_names=names, output_names=["logits", *attn_names(cfg.n_layer)],
+                                dynamic_shapes=shapes, external_data=False, verbose=False)
+    program.optimize()
+    tmp = path.with_name(path.name + ".tmp")
+    program.save(str(tmp), external_data=False)
+    os.replace(tmp, path)  # written aside, renamed into place
+
+
+@torch.no_grad()
+def reference_weights(model, family: str, ids: torch.Tensor, segments: torch.Tensor | None = None):
+    """The attention weights of the model's own forward (training/model.py): each block's attention
+    input is captured with a forward hook and its softmax recomputed from the block's own qkv."""
+    inputs = []
+    hooks = [b.attn.register_forward_hook(lambda m, a, out: inputs.append(a[0])) for b in model.transformer.blocks]
+    try:
+        logits = model(ids) if family == "gpt" else model(ids, segments)[0]
+    finally:
+        for h in hooks:
+            h.remove()
+    T = ids.shape[1]
+    allowed = (torch.ones(T, T, dtype=torch.bool).tril() if family == "gpt"
+               else (ids != PAD_ID)[:, None, None, :])
+    out = []
+    for block, x in zip(model.transformer.blocks, inputs):
+        B, _, C = x.shape
+        nh = block.attn.n_head
+        q, k, _ = block.attn.qkv(x).split(C, dim=2)
+        q, k = (z.view(B, T, nh, C // nh).transpose(1, 2) for z in (q, k))
+        scores = (q @ k.transpose(-2, -1)) / math.sqrt(C // nh)
+        out.append(scores.masked_fill(~allowed, float("-inf")).softmax(-1))
+    return logits, out
+
+
+@torch.no_grad()
+def check_inspection(model, family: str, path: Path, vocab_size: int, seed: int = 0) -> dict:
+    """Max |ONNX - PyTorch| of the inspection graph's logits and weights, and of its rows' sums
+    over allowed keys from 1, at several lengths (BERT with [PAD] slots at the end)."""
+    import onnxruntime as ort
+
+    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    gen = torch.Generator().manual_seed(seed)
+    report = {"logits": 0.0, "weights": 0.0, "row_sums": 0.0}
+    for T in parity_lengths(model.cfg.context):
+        T = max(T, 2)
+        ids = torch.randint(5, vocab_size, (1, T), generator=gen)
+        seg = None
+        if family == "bert":
+            ids[0, T - T // 4:] = PAD_ID  # a few [PAD] slots: their columns must be empty
+            seg = torch.zeros_like(ids)
+            seg[:, T // 2:] = 1
+        ref_logits, ref_w = reference_weights(model, family, ids, seg)
+        feeds = {"input_ids": ids.numpy()} | ({"token_type_ids": seg.numpy()} if family == "bert" else {})
+        logits, *weights = sess.run(None, feeds)
+        report["logits"] = max(report["logits"], float(np.abs(logits - ref_logits.numpy()).max()))
+        for w, r in zip(weights, ref_w):
+            report["weights"] = max(report["weights"], float(np.abs(w - r.numpy()).max()))
+            report["row_sums"] = max(report["row_sums"], float(np.abs(w.sum(-1) - 1).max()))
+    report["max_abs_diff"] = max(report.values())
+    report["ok"] = report["max_abs_diff"] <= PARITY_TOLERANCE
+    return report
+
+
+# ---- rebuilding a PyTorch model from an exported graph (the shipped set has no checkpoints) ----
+
+def _scope(node) -> list[str]:
+    """The module path the exporter recorded on a node (a Python list literal)."""
+    import ast
+
+    for p in node.metadata_props:
+        if p.key == "pkg.torch.onnx.name_scopes":
+            return list(ast.literal_eval(p.value))
+    return []
+
+
+def onnx_state_dict(path: Path, family: str) -> dict[str, torch.Tensor]:
+    """Every parameter of the model as the exporter stored it: named initializers keep their
+    module path (`gpt.transformer.blocks.0.ln1.weight`); the Linear weights were pre-transposed
+    into anonymous initializers, found through the MatMul node whose recorded scope is the module."""
+    import onnx
+    from onnx import numpy_helper
+
+    m = onnx.load(str(path))
+    inits = {i.name: numpy_helper.to_array(i) for i in m.graph.initializer}
+    prefix = family + "."
+    state = {name[len(prefix):]: torch.from_numpy(a.copy()) for name, a in inits.items() if name.startswith(prefix)}
+    for node in m.graph.node:
+        if node.op_type != "MatMul" or node.input[1] not in inits or node.input[1].startswith(prefix):
+            continue
+        scope = _scope(node)
+        module = scope[-2] if len(scope) >= 2 else ""
+        if module.startswith(prefix):
+            state[module[len(prefix):] + ".weight"] = torch.from_numpy(inits[node.input[1]].T.copy())
+    if family == "gpt":  # tied: the exporter kept one copy, under lm_head
+        state["transformer.tok_emb.weight"] = state["lm_head.weight"]
+    return state
+
+
+@torch.no_grad()
+def model_from_onnx(folder: Path, family: str):
+    """The PyTorch model whose weights are those in folder/<family>.onnx, checked to reproduce that
+    graph's logits (so the inspection graph is of the served model, not of a lookalike)."""
+    import onnxruntime as ort
+
+    card = json.loads((folder / f"{family}.card.json").read_text(encoding="utf-8"))
+    cfg = TransformerConfig(**card["config"])
+    model = build_model(family, cfg).eval()
+    model.load_state_dict(onnx_state_dict(folder / f"{family}.onnx", family), strict=True)
+    if family == "gpt":
+        model.lm_head.weight = model.transformer.tok_emb.weight
+    sess = ort.InferenceSession(str(folder / f"{family}.onnx"), providers=["CPUExecutionProvider"])
+    gen = torch.Generator().manual_seed(1)
+    diff = 0.0
+    for T in parity_lengths(cfg.context):
+        ids = torch.randint(5, cfg.vocab_size, (1, T), generator=gen)
+        if family == "gpt":
+            out = sess.run(["logits"], {"input_ids": ids.numpy(), **empty_cache(cfg, 1)})[0]
+            ref = model(ids).numpy()
+        else:
+            seg = torch.zeros_like(ids)
+            out = sess.run(["mlm_logits"], {"input_ids": ids.numpy(), "token_type_ids": seg.numpy()})[0]
+            ref = model(ids, seg)[0].numpy()
+        diff = max(diff, float(np.abs(out - ref).max()))
+    if diff > PARITY_TOLERANCE:
+        raise RuntimeError(f"{family}: the model rebuilt from {family}.onnx differs from it by {diff:.2e}")
+    return model, diff
+
+
+def inspect_set(folder: Path, checkpoints: dict[str, str] | None = None, models: dict | None = None) -> dict:
+    """Write <family>.attn.onnx for each family in the set; returns the parity reports. The
+    weights come from `models` (already loaded), else a checkpoint, else the set's own ONNX file."""
+    folder = Path(folder)
+    report = {}
+    for family in ("gpt", "bert"):
+        ckpt = (checkpoints or {}).get(family)
+        if (models or {}).get(family) is not None:
+            model, source, rebuilt = models[family].eval(), "checkpoint (as packaged)", None
+        elif ckpt:
+            from .train import load_checkpoint
+
+            _, model, _, _ = load_checkpoint(ckpt)
+            model.eval()
+            source, rebuilt = f"checkpoint {Path(ckpt).name}", None
+        elif (folder / f"{family}.onnx").exists():
+            model, rebuilt = model_from_onnx(folder, family)
+            source = f"weights read from {family}.onnx"
+        else:
+            continue
+        path = folder / f"{family}.attn.onnx"
+        export_inspection(model, family, path)
+        check = check_inspection(model, family, path, model.cfg.vocab_size)
+        if not check["ok"]:
+            raise RuntimeError(f"inspection graph parity failed: {json.dumps(check)}")
+        report[family] = {"file": path.name, "bytes": path.stat().st_size, "source": source,
+                          "rebuilt_vs_served_logits": rebuilt, "parity": check}
+    return report
+
+
+def write_inspection(folder: Path, checkpoints: dict[str, str] | None = None, models: dict | None = None) -> dict:
+    """inspect_set, plus its report in folder/inspection.json (what each graph was exported from
+    and how far it is from PyTorch), written aside and renamed into place."""
+    report = inspect_set(folder, checkpoints, models)
+    tmp = Path(folder) / "inspection.json.tmp"
+    tmp.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    os.replace(tmp, Path(folder) / "inspection.json")
+    return report
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(prog="python -m training.inspect_export", description=__doc__.split("\n\n")[0])
+    p.add_argument("folder", help="model set folder (e.g. models/)")
+    p.add_argument("--gpt", help="GPT checkpoint (default: rebuild from gpt.onnx)")
+    p.add_argument("--bert", help="BERT checkpoint (default: rebuild from bert.onnx)")
+    a = p.parse_args(argv)
+    print(json.dumps(write_inspection(Path(a.folder), {"gpt": a.gpt, "bert": a.bert}), indent=1))
+
+
+if __name__ == "__main__":
+    main()
