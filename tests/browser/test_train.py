@@ -103,17 +103,25 @@ def test_share_link_restores_the_run(browser, train_server, finished_run):
     ctx.close()
 
 
-@pytest.mark.parametrize("applet, path", [("generate", "/generate"), ("mask_fill", "/mask-fill")])
-def test_the_new_models_play_in_the_applets(browser, train_server, finished_run, applet, path):
+@pytest.mark.parametrize("path, call", [
+    ("/generate", "PP.api('/api/generate', {body: {prompt: 'Line ', max_new_tokens: 5}})"),
+    ("/mask-fill", "PP.api('/api/mask-fill', {body: {text: 'Line 3 speaks', positions: [1]}})"),
+])
+def test_the_new_models_play_in_the_applets(browser, train_server, finished_run, path, call):
+    """The run and a snapshot, chosen by the link's `model`, are picked and answer in the applets."""
     run_id = finished_run["id"]
     ctx, page, rec = make_page(browser, train_server)
-    for model in (run_id, f"{run_id}@0"):
-        seen = []
-        page.on("request", lambda r: seen.append(r.post_data or r.url) if "/api/" in r.url else None)
+    for model, label in ((run_id, "Our poems · final"), (f"{run_id}@0", "Our poems · step 0")):
         page.goto(f"{path}?model={model}")
-        page.wait_for_load_state("networkidle")
-        if page.evaluate("typeof PP.model === 'undefined'"):
-            pytest.skip("the applets' model picker (PP.model, CONTRACT A) is not in this branch yet")
-        assert any(model in s for s in seen if "/api/models" not in s), seen
+        if page.evaluate("typeof PP.chosenModel !== 'function'"):
+            pytest.skip("the applets' model picker (CONTRACT A) is not in this branch yet")
+        page.wait_for_selector("#model-picker")
+        assert page.eval_on_selector("#model-picker", "s => s.value") == model
+        assert label in page.eval_on_selector("#model-picker", "s => s.selectedOptions[0].textContent")
+        with page.expect_request(lambda r: r.method == "POST" and path.replace("/generate", "/api/generate")
+                                 .replace("/mask-fill", "/api/mask-fill") in r.url) as req:
+            answer = page.evaluate(f"() => {call}")
+        assert f'"model":"{model}"' in req.value.post_data.replace(" ", "")
+        assert answer and ("text" in answer or "masks" in answer)
     rec.assert_clean(page)
     ctx.close()
