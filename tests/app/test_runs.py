@@ -246,3 +246,28 @@ def test_without_a_token_the_server_makes_one_and_prints_a_login_url(monkeypatch
     finally:
         os.environ.clear()
         os.environ.update(saved)
+
+
+def test_workers_sharing_a_data_folder_train_one_run_at_a_time(tiny_models_dir, tmp_path):
+    """Two workers = two managers on one folder: the second cannot start, can cancel the first's
+    run, and serves its model sets after a scan."""
+    from app.errors import ApiError
+    from app.registry import Registry
+    from app.runs import RunManager
+    from app.runtime import Runtime
+
+    s = settings(tiny_models_dir, tmp_path)
+    a, b = RunManager(s, None), RunManager(s, Registry(Runtime()))
+    run = a.start(None, "A's run", ["gpt"], 5.0, "tiny-slow", 1)
+    with pytest.raises(ApiError) as refused:
+        b.start(None, "B's run", ["gpt"], 5.0, "tiny", 1)
+    assert refused.value.status == 409 and run["id"] in refused.value.detail
+    deadline = time.monotonic() + 60
+    while not list((tmp_path / "runs" / run["id"]).glob("snapshots/step-*")) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert b.cancel_or_delete(run["id"])["status"] == "cancelling"
+    while a.get(run["id"])["status"] not in ("cancelled", "failed") and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert a.get(run["id"])["status"] == "cancelled"
+    b.sync_registry()
+    assert f"{run['id']}@0" in b.registry.ids()
