@@ -244,6 +244,9 @@
 
   function showFinished(e) {
     $("#t-end").hidden = false;
+    const steps = Object.entries(e.steps || {}).map(([fam, n]) => `${fam.toUpperCase()} ${thousands(n)} steps`).join(", ");
+    $("#t-stats").textContent = `Finished: ${steps} in ${clock(e.train_seconds || 0)} of training; ` +
+      `the final models were playable ${num(e.playable_after_s || 0, 1)} s later.`;
     const box = clear($("#t-metrics"));
     const rows = [];
     if (e.metrics.gpt) rows.push(["GPT", "nats per character (perplexity)", `${num(e.metrics.gpt.nats_per_char, 3)} (${num(e.metrics.gpt.perplexity, 2)})`]);
