@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from .data import CLMBatches, NSPPairs, encode_documents, load_corpus, mask_tokens
+from .optim import lr_multiplier, make_optimizer
 from .model import TransformerConfig, build_model, count_parameters
 from .tokenizer import CharTokenizer
 
@@ -36,6 +37,10 @@ class TrainConfig:
     lr: float = 2e-3
     min_lr_ratio: float = 0.1
     warmup: int = 100
+    optimizer: str = "adamw"  # "muon": Muon for hidden matrices + AdamW for the rest (training/optim.py)
+    schedule: str = "cosine"  # "wsd": warmup-stable-decay; "linear"
+    decay_frac: float = 0.3  # wsd: the share of the run spent decaying
+    dropout: float = 0.0
     weight_decay: float = 0.1
     grad_clip: float = 1.0
     seed: int = 1337
@@ -60,7 +65,7 @@ class Trainer:
         self.tok = tokenizer or CharTokenizer.from_text(train_text)
         self.model_cfg = TransformerConfig(
             vocab_size=self.tok.vocab_size, context=cfg.context, n_layer=cfg.n_layer,
-            n_head=cfg.n_head, n_embd=cfg.n_embd, n_ff=cfg.n_ff)
+            n_head=cfg.n_head, n_embd=cfg.n_embd, n_ff=cfg.n_ff, dropout=cfg.dropout)
         self.model = build_model(cfg.family, self.model_cfg)
         self.optimizer = self._make_optimizer()
         # What batch_loss calls: model(x, y) -> (logits, loss) for GPT, model.loss(...) for BERT.
@@ -73,12 +78,7 @@ class Trainer:
         self.data_gen = torch.Generator().manual_seed(cfg.seed + 1)  # masking draws
 
     def _make_optimizer(self):
-        # No weight decay on biases, LayerNorm and embeddings (1-d params and tables).
-        decay = [p for n, p in self.model.named_parameters() if p.dim() >= 2 and "emb" not in n]
-        no_decay = [p for n, p in self.model.named_parameters() if not (p.dim() >= 2 and "emb" not in n)]
-        groups = [{"params": decay, "weight_decay": self.cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
-        # fused=True: one kernel per step for all parameters instead of a Python loop over them.
-        return torch.optim.AdamW(groups, lr=self.cfg.lr, betas=(0.9, 0.99), fused=True)
+        return make_optimizer(self.model, self.cfg.optimizer, self.cfg.lr, self.cfg.weight_decay)
 
     def _make_batches(self, split: str, seed: int):
         docs = self.splits[split]
@@ -105,10 +105,7 @@ class Trainer:
 
     def lr_at(self, progress: float) -> float:
         c = self.cfg
-        if self.step < c.warmup:
-            return c.lr * (self.step + 1) / c.warmup
-        p = min(1.0, progress)
-        return c.lr * (c.min_lr_ratio + (1 - c.min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * p)))
+        return c.lr * lr_multiplier(c.schedule, self.step, progress, c.warmup, c.min_lr_ratio, c.decay_frac)
 
     def progress(self) -> float:
         p = self.step / max(1, self.cfg.steps)
