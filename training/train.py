@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from tqdm import tqdm
 
 from .data import CLMBatches, NSPPairs, encode_documents, load_corpus, mask_tokens
 from .optim import lr_multiplier, make_optimizer
@@ -143,7 +144,11 @@ class Trainer:
         self.elapsed += dt
         return lr, parts, dt
 
-    def fit(self, log=sys.stderr) -> None:
+    def fit(self, log=sys.stderr, on_event=None) -> None:
+        """Train until the step or wall-clock budget ends (or Ctrl-C), with a tqdm progress bar on
+        `log` (loss, tokens/s, ETA), validation every eval_interval steps, and a checkpoint at each
+        validation and at the end. on_event(dict), if given, is called after every logged step
+        (kind "step", every 10 steps) and every validation (kind "eval")."""
         c = self.cfg
         out = Path(c.out)
         out.mkdir(parents=True, exist_ok=True)
@@ -152,33 +157,46 @@ class Trainer:
         window, window_tokens, window_time = [], 0, 0.0
         self.model.train()
         print(f"{c.family}: {count_parameters(self.model):,} parameters, vocab {self.tok.vocab_size}", file=log)
+        # The bar counts progress in thousandths of the budget (steps or minutes, whichever ends
+        # first), so its ETA is right for either kind of budget.
+        bar = tqdm(total=1000, initial=min(1000, int(self.progress() * 1000)), file=log, unit="‰",
+                   bar_format="{desc} {percentage:3.0f}%|{bar:24}| [{elapsed}<{remaining}]",
+                   dynamic_ncols=False, ncols=100, mininterval=0.5, leave=True)
+
+        def event(kind: str, **extra):
+            if on_event is not None:
+                on_event({"kind": kind, "step": self.step, "train_loss": float(np.mean(window[-10:])),
+                          "tokens_per_s": round(window_tokens / max(window_time, 1e-9)),
+                          "elapsed_s": round(self.elapsed, 2), "progress": min(1.0, self.progress()), **extra})
+
         while self.progress() < 1.0:
             try:
                 lr, parts, dt = self.train_step()
                 window.append(parts["loss"])
                 window_tokens += tokens_per_step
                 window_time += dt
-                if self.step % 10 == 0 or self.progress() >= 1.0:
+                done = self.progress() >= 1.0
+                if self.step % 10 == 0 or done:
                     tps = window_tokens / max(window_time, 1e-9)
-                    p = self.progress()
-                    eta = self.elapsed * (1 - p) / max(p, 1e-9)
-                    bar = "#" * int(p * 30)
-                    print(f"\r[{bar:<30}] step {self.step} loss {np.mean(window[-10:]):.4f} "
-                          f"{tps:,.0f} tok/s ETA {eta / 60:.1f} min   ", end="", file=log, flush=True)
-                if self.step % c.eval_interval == 0 or self.progress() >= 1.0:
+                    bar.set_description_str(f"step {self.step} loss {np.mean(window[-10:]):.4f} {tps:,.0f} tok/s", refresh=False)
+                    bar.update(min(1000, int(self.progress() * 1000)) - bar.n)
+                    event("step", lr=lr)
+                if self.step % c.eval_interval == 0 or done:
                     val = self.evaluate()
                     self.history.append({
                         "step": self.step, "tokens": self.step * tokens_per_step, "elapsed_s": round(self.elapsed, 2),
                         "lr": lr, "train_loss": float(np.mean(window)), **{f"val_{k}": v for k, v in val.items()}})
-                    print(f"\nstep {self.step}: train {np.mean(window):.4f} "
-                          + " ".join(f"val_{k} {v:.4f}" for k, v in val.items()), file=log, flush=True)
+                    bar.write(f"step {self.step}: train {np.mean(window):.4f} "
+                              + " ".join(f"val_{k} {v:.4f}" for k, v in val.items()), file=log)
+                    event("eval", **{f"val_{k}": v for k, v in val.items()})
                     window, window_tokens, window_time = [], 0, 0.0
                     self.save(out / "ckpt.pt")
             except KeyboardInterrupt:
                 interrupted = True
                 break
+        bar.close()
         self.save(out / "ckpt.pt")
-        print(f"\n{'interrupted; ' if interrupted else ''}checkpoint saved to {out / 'ckpt.pt'} "
+        print(f"{'interrupted; ' if interrupted else ''}checkpoint saved to {out / 'ckpt.pt'} "
               f"(resume with --resume {out / 'ckpt.pt'})", file=log)
 
     def save(self, path: Path) -> None:
