@@ -69,7 +69,7 @@ def fit_to_corpus(cfg: dict, corpus_chars: int) -> dict:
         raise ValueError(f"the corpus has {corpus_chars:,} characters; training needs at least "
                          f"{MIN_CORPUS_CHARS:,} (and more than 100,000 for a model worth looking at)")
     while cfg["context"] > 16 and cfg["context"] * 100 > corpus_chars:
-        cfg["context"] //= 2
+        cfg["context"] = max(16, cfg["context"] // 2)
     return cfg
 
 
