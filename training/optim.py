@@ -50,7 +50,8 @@ def is_hidden_matrix(name: str, p: torch.Tensor) -> bool:
     return p.dim() == 2 and "emb" not in name
 
 
-def make_optimizer(model: torch.nn.Module, optimizer: str, lr: float, weight_decay: float):
+def make_optimizer(model: torch.nn.Module, optimizer: str, lr: float, weight_decay: float, muon_lr_scale: float = 1.0):
+    """Groups carry "lr_scale": the trainer sets each group's lr to the schedule's lr times it."""
     params = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
     matrices = [p for n, p in params if is_hidden_matrix(n, p)]
     rest = [p for n, p in params if not is_hidden_matrix(n, p)]
@@ -60,7 +61,8 @@ def make_optimizer(model: torch.nn.Module, optimizer: str, lr: float, weight_dec
         # fused=True: one kernel per step for all parameters instead of a Python loop over them.
         return torch.optim.AdamW(groups, lr=lr, betas=(0.9, 0.99), fused=True)
     if optimizer == "muon":
-        muon = torch.optim.Muon(matrices, lr=lr, weight_decay=weight_decay, adjust_lr_fn="match_rms_adamw") if matrices else None
+        muon = torch.optim.Muon([{"params": matrices, "lr_scale": muon_lr_scale}], lr=lr * muon_lr_scale,
+                                weight_decay=weight_decay, adjust_lr_fn="match_rms_adamw") if matrices else None
         adam = torch.optim.AdamW(rest, lr=lr, betas=(0.9, 0.99), weight_decay=0.0, fused=True)
         return Combined(muon, adam)
     raise ValueError(f"unknown optimizer {optimizer!r}; choose adamw or muon")

@@ -41,6 +41,7 @@ class TrainConfig:
     optimizer: str = "adamw"  # "muon": Muon for hidden matrices + AdamW for the rest (training/optim.py)
     schedule: str = "cosine"  # "wsd": warmup-stable-decay; "linear"
     decay_frac: float = 0.3  # wsd: the share of the run spent decaying
+    muon_lr_scale: float = 1.0  # muon: the hidden matrices' lr as a fraction of lr (AdamW's, for the rest)
     dropout: float = 0.0
     weight_decay: float = 0.1
     grad_clip: float = 1.0
@@ -79,7 +80,7 @@ class Trainer:
         self.data_gen = torch.Generator().manual_seed(cfg.seed + 1)  # masking draws
 
     def _make_optimizer(self):
-        return make_optimizer(self.model, self.cfg.optimizer, self.cfg.lr, self.cfg.weight_decay)
+        return make_optimizer(self.model, self.cfg.optimizer, self.cfg.lr, self.cfg.weight_decay, self.cfg.muon_lr_scale)
 
     def _make_batches(self, split: str, seed: int):
         docs = self.splits[split]
@@ -133,7 +134,7 @@ class Trainer:
         t0 = time.perf_counter()
         lr = self.lr_at(self.progress())
         for g in self.optimizer.param_groups:
-            g["lr"] = lr
+            g["lr"] = lr * g.get("lr_scale", 1.0)
         loss, parts = self.batch_loss(self.train_data, self.data_gen)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
