@@ -80,7 +80,7 @@ def lr_multiplier(schedule: str, step: int, progress: float, warmup: int, min_ra
         start = 1.0 - decay_frac
         if p <= start:
             return 1.0
-        return 1.0 - (1.0 - min_ratio) * (p - start) / max(decay_frac, 1e-9)
+        return max(min_ratio, 1.0 - (1.0 - min_ratio) * (p - start) / max(decay_frac, 1e-9))
     if schedule == "linear":
         return 1.0 - (1.0 - min_ratio) * p
     raise ValueError(f"unknown schedule {schedule!r}; choose cosine, wsd or linear")

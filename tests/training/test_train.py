@@ -98,10 +98,17 @@ def test_muon_resume_equals_uninterrupted(tiny_corpus, tmp_path):
     kw = dict(family="gpt", steps=10, eval_interval=100, optimizer="muon", schedule="wsd")
     straight = Trainer(small_config(tiny_corpus, tmp_path / "s", **kw))
     straight.fit(log=io.StringIO())
-    first = Trainer(small_config(tiny_corpus, tmp_path / "r", **{**kw, "steps": 6}))
-    first.fit(log=io.StringIO())
-    resumed = Trainer.resume(tmp_path / "r" / "ckpt.pt", steps=10)
+
+    class Interrupted(Trainer):
+        def batch_loss(self, source, gen):
+            if self.step == 6:
+                raise KeyboardInterrupt
+            return super().batch_loss(source, gen)
+
+    Interrupted(small_config(tiny_corpus, tmp_path / "r", **kw)).fit(log=io.StringIO())
+    resumed = Trainer.resume(tmp_path / "r" / "ckpt.pt")  # Muon's momentum comes back too
     resumed.fit(log=io.StringIO())
+    assert resumed.step == 10
     for (name, p), q in zip(straight.model.state_dict().items(), resumed.model.state_dict().values()):
         assert torch.allclose(p, q, atol=1e-6), name
 
