@@ -134,3 +134,14 @@ def test_fit_reports_steps_and_evals_to_on_event(tiny_corpus, tmp_path):
         assert e["train_loss"] > 0 and e["tokens_per_s"] > 0 and e["elapsed_s"] > 0 and 0 < e["progress"] <= 1
     assert evals[-1]["progress"] == 1.0 and "val_loss" in evals[-1]
     assert "step 20" in log.getvalue() and "tok/s" in log.getvalue()  # the progress bar went to log
+
+
+@pytest.mark.parametrize("family", ["gpt", "bert"])
+def test_lr_and_warmup_left_out_take_the_familys_defaults(tiny_corpus, tmp_path, family):
+    from training.train import FAMILY_DEFAULTS
+
+    cfg = TrainConfig(family=family, corpus=str(tiny_corpus), out=str(tmp_path), n_layer=1, n_head=2, n_embd=32,
+                      n_ff=64, context=32, steps=5)
+    assert (cfg.lr, cfg.warmup, cfg.schedule) == (0.0, -1, "wsd")
+    trainer = Trainer(cfg)
+    assert trainer.cfg.lr == FAMILY_DEFAULTS[family]["lr"] and trainer.cfg.warmup == FAMILY_DEFAULTS[family]["warmup"]
