@@ -6,7 +6,6 @@ Ctrl-C saves a checkpoint, --resume continues.
 """
 from __future__ import annotations
 
-import math
 import signal
 import sys
 import time
@@ -79,6 +78,9 @@ class Trainer:
         if cfg.threads:
             torch.set_num_threads(cfg.threads)
         self.splits = load_corpus(cfg.corpus)
+        if not self.splits["train"] or not self.splits["validation"]:
+            raise ValueError(f"{cfg.corpus}: too little text to train on and hold some out (it must cut into at "
+                             "least 3 documents at line breaks); give a longer text or a folder of files")
         train_text = "".join(d.text for d in self.splits["train"])
         self.tok = tokenizer or CharTokenizer.from_text(train_text)
         self.model_cfg = TransformerConfig(

@@ -94,3 +94,10 @@ def test_cli_size_flags_win_over_the_preset(tiny_corpus, tmp_path):
     state = torch.load(out / "ckpt.pt", weights_only=False)
     assert (state["model_config"]["n_layer"], state["model_config"]["n_embd"]) == (1, 32)
     assert state["train_config"]["schedule"] == PRESETS["1min"].get("schedule", "wsd")
+
+
+def test_a_corpus_of_one_line_is_a_clear_error(tmp_path):
+    one = tmp_path / "one.txt"
+    one.write_text("a short text without line breaks. " * 40)
+    with pytest.raises(ValueError, match="too little text"):
+        Trainer(TrainConfig(**{**preset_config("1min", "gpt", 1400), "corpus": str(one), "out": str(tmp_path / "r")}))
