@@ -5,10 +5,12 @@ Interface (used by `--minutes` alone, by `python -m training live` and by the ap
     preset_config(name_or_minutes, family, corpus_chars) -> dict of TrainConfig fields
 
 Why these values (measured on one shared CPU thread, see training/bench_recipe.py):
-- Muon for the hidden matrices + AdamW for the rest, warmup-stable-decay: in a few hundred steps
-  Muon goes much further than Adam, and WSD ends on the budget whatever it turns out to be.
-- Small models for short budgets: at 1 minute a model that takes more, cheaper steps wins;
-  width and depth grow with the budget.
+- AdamW at a high peak with warmup-stable-decay to 0: in a few hundred steps the peak rate is the
+  biggest lever (see FAMILY_DEFAULTS in train.py: Muon was better than AdamW at 3e-3 but worse than
+  AdamW at its own best rate, and slower per step on a CPU); WSD ends on the budget whatever the
+  machine's speed turns out to be.
+- Small models for short budgets: width and depth grow with the budget, and the peak rate shrinks
+  as the width grows (roughly 1/width, as muP suggests).
 - No dropout: a run this short never sees the data twice.
 The run ends on the clock (steps is set out of reach), so the same preset fits any machine.
 """
