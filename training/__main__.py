@@ -8,18 +8,24 @@ from dataclasses import fields
 from pathlib import Path
 
 from .data import DEFAULT_CORPUS
+from .presets import preset_names, with_preset
 from .train import TrainConfig, Trainer
 
 
 def add_train_args(p: argparse.ArgumentParser) -> None:
-    d = TrainConfig()
+    # Defaults are None so that a preset (--preset, or --minutes without --steps) can tell the
+    # flags the user gave, which win over it, from those left out (TrainConfig's defaults then).
     p.add_argument("family", choices=["gpt", "bert"])
     p.add_argument("--corpus", default=str(DEFAULT_CORPUS), help="text file or folder of .txt files (default: shipped Shakespeare)")
     p.add_argument("--out", default=None, help="run folder (default runs/<family>)")
     for name in ("n_layer", "n_head", "n_embd", "n_ff", "context", "batch_size", "steps", "warmup", "eval_interval", "eval_batches", "seed", "threads"):
-        p.add_argument("--" + name.replace("_", "-"), type=int, default=getattr(d, name))
-    for name in ("minutes", "lr", "min_lr_ratio", "weight_decay", "grad_clip", "mask_rate"):
-        p.add_argument("--" + name.replace("_", "-"), type=float, default=getattr(d, name))
+        p.add_argument("--" + name.replace("_", "-"), type=int, default=None)
+    for name in ("minutes", "lr", "min_lr_ratio", "weight_decay", "grad_clip", "mask_rate", "decay_frac", "dropout"):
+        p.add_argument("--" + name.replace("_", "-"), type=float, default=None)
+    p.add_argument("--optimizer", choices=["adamw", "muon"], default=None, help="muon: Muon for hidden matrices, AdamW for the rest")
+    p.add_argument("--schedule", choices=["cosine", "wsd", "linear"], default=None, help="learning-rate shape after warmup")
+    p.add_argument("--preset", default=None, help="budget preset (%s): size and schedule for a wall-clock budget; "
+                   "--minutes alone picks the nearest; flags you give win" % ", ".join(preset_names()))
     p.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
                    help="bf16 = mixed precision matmuls (faster on CPUs with AVX512-BF16 or AMX)")
     p.add_argument("--compile", action="store_true", help="torch.compile the model (needs a C++ compiler; pays off on long runs)")
@@ -29,13 +35,14 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
 
 def cmd_train(args) -> None:
     names = {f.name for f in fields(TrainConfig)}
-    values = {k: v for k, v in vars(args).items() if k in names}
+    values = {k: v for k, v in vars(args).items() if k in names and v is not None}
     values["out"] = args.out or f"runs/{args.family}"
     values["nsp"] = not args.no_nsp
     if args.resume:
-        trainer = Trainer.resume(args.resume, steps=args.steps, minutes=args.minutes)
+        extend = {k: values[k] for k in ("steps", "minutes") if k in values}
+        trainer = Trainer.resume(args.resume, **extend)
     else:
-        trainer = Trainer(TrainConfig(**values))
+        trainer = Trainer(TrainConfig(**with_preset(values, args.preset)))
     trainer.fit()
 
 

@@ -1,10 +1,14 @@
-"""Training-speed benchmark: the project's trainer vs a straightforward PyTorch version
-(training/baseline.py) at the same size and batch, measured in one run on this machine.
+"""Training benchmarks (figures, not asserts: machines are noisy; compare within one run).
 
-    python -m training.benchmark [--seconds 60] [--threads 2]
+    python -m training.benchmark [--seconds 60] [--threads 2]     training speed (below)
+    python -m training.benchmark presets --budgets 1,3,10 --corpora shakespeare,stdlib
+                                        budget presets vs the baseline (training/bench_presets.py)
+    python -m training.benchmark protocol [--source shakespeare]
+                                        the short-step protocol (training/bench_recipe.py)
 
-Prints tokens/s for both and their ratio, then trains each for the same wall-clock budget and
-prints the validation loss each reached. Figures, not asserts: machines are noisy.
+Speed: the project's trainer vs a straightforward PyTorch version (training/baseline.py) at the
+same size and batch, measured in one run on this machine. Prints tokens/s for both and their
+ratio, then trains each for the same wall-clock budget and prints the validation loss each reached.
 """
 from __future__ import annotations
 
@@ -16,7 +20,7 @@ import torch
 import torch.nn.functional as F
 
 from .baseline import NaiveModel, naive_gpt_batch, naive_step
-from .data import DEFAULT_CORPUS, mask_tokens
+from .data import DEFAULT_CORPUS, NSPPairs, encode_documents, mask_tokens
 from .train import TrainConfig, Trainer
 
 SIZE = dict(n_layer=2, n_embd=96, n_head=4, n_ff=256, context=64, batch_size=48)
@@ -48,6 +52,9 @@ class Baseline:
                                 SIZE["n_ff"], SIZE["context"], causal=family == "gpt")
         self.opt = torch.optim.Adam(self.model.parameters(), lr=1e-3)
         self.gen = torch.Generator().manual_seed(1)
+        # Its own pairs at its own context (the trainer's may be longer than its 64 positions).
+        self.source = trainer.train_data if family == "gpt" else NSPPairs(
+            encode_documents(trainer.tok, trainer.splits["train"]), trainer.tok.stoi.get("\n"), SIZE["context"], 2)
 
     def batch(self, source):
         if self.family == "gpt":
@@ -57,7 +64,7 @@ class Baseline:
         return corrupted, seg, labels, nsp
 
     def step(self):
-        return naive_step(self.model, self.opt, self.family, self.batch(self.t.train_data))
+        return naive_step(self.model, self.opt, self.family, self.batch(self.source))
 
     @torch.no_grad()
     def val_loss(self, batches) -> float:
@@ -161,13 +168,38 @@ def run(family: str, corpus: str, seconds: float, threads: int) -> dict:
     }
 
 
+def cpu_report() -> dict:
+    """What the CPU offers for bf16 (AVX512-BF16, AMX) and what PyTorch dispatches to."""
+    flags = set()
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("flags"):
+                flags = set(line.split(":", 1)[1].split())
+                break
+    except OSError:
+        pass
+    wanted = ("avx2", "avx512f", "avx512_bf16", "avx512_vnni", "amx_bf16", "amx_tile", "amx_int8")
+    return {"flags": [f for f in wanted if f in flags], "torch_capability": torch.backends.cpu.get_cpu_capability(),
+            "threads": torch.get_num_threads()}
+
+
 def main(argv=None) -> None:
+    import sys
+
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["presets"]:
+        from .bench_presets import main as presets_main
+        return presets_main(argv[1:])
+    if argv[:1] == ["protocol"]:
+        from .bench_recipe import main as protocol_main
+        return protocol_main(argv[1:])
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--seconds", type=float, default=60.0, help="equal wall-clock budget per trainer")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--corpus", default=str(DEFAULT_CORPUS))
     p.add_argument("--family", choices=["gpt", "bert", "both"], default="both")
     args = p.parse_args(argv)
+    print(json.dumps({"cpu": cpu_report()}), flush=True)
     for family in (["gpt", "bert"] if args.family == "both" else [args.family]):
         print(json.dumps(run(family, args.corpus, args.seconds, args.threads)), flush=True)
 

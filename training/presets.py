@@ -3,32 +3,98 @@
 Interface (used by `--minutes` alone, by `python -m training live` and by the app's /train page):
     preset_names() -> list of names
     preset_config(name_or_minutes, family, corpus_chars) -> dict of TrainConfig fields
+
+Why these values (measured on one shared CPU thread, see training/bench_recipe.py):
+- AdamW at a high peak with warmup-stable-decay to 0: in a few hundred steps the peak rate is the
+  biggest lever (see FAMILY_DEFAULTS in train.py: Muon was better than AdamW at 3e-3 but worse than
+  AdamW at its own best rate, and slower per step on a CPU); WSD ends on the budget whatever the
+  machine's speed turns out to be.
+- Small models for short budgets: width and depth grow with the budget, and the peak rate shrinks
+  as the width grows (roughly 1/width, as muP suggests).
+- No dropout: a run this short never sees the data twice.
+The run ends on the clock (steps is set out of reach), so the same preset fits any machine.
 """
 from __future__ import annotations
 
-# Placeholder values until the recipe work measures better ones.
+# Shared by every preset: the recipe; each preset adds its size and schedule.
+RECIPE = {"optimizer": "adamw", "schedule": "wsd", "decay_frac": 0.3, "min_lr_ratio": 0.0, "dropout": 0.0,
+          "steps": 10**9}
+
 PRESETS: dict[str, dict] = {
     "1min": {"minutes": 1.0, "n_layer": 2, "n_head": 4, "n_embd": 96, "n_ff": 256, "context": 64,
-             "batch_size": 32, "lr": 3e-3, "warmup": 30},
-    "3min": {"minutes": 3.0, "n_layer": 2, "n_head": 4, "n_embd": 128, "n_ff": 384, "context": 96,
-             "batch_size": 32, "lr": 3e-3, "warmup": 50},
-    "10min": {"minutes": 10.0, "n_layer": 3, "n_head": 4, "n_embd": 160, "n_ff": 512, "context": 128,
-              "batch_size": 32, "lr": 2e-3, "warmup": 100},
+             "batch_size": 48, "lr": 1e-2, "warmup": 30, "eval_interval": 100},
+    "3min": {"minutes": 3.0, "n_layer": 2, "n_head": 4, "n_embd": 128, "n_ff": 384, "context": 64,
+             "batch_size": 48, "lr": 7e-3, "warmup": 50, "eval_interval": 200},
+    "10min": {"minutes": 10.0, "n_layer": 3, "n_head": 4, "n_embd": 160, "n_ff": 512, "context": 96,
+              "batch_size": 48, "lr": 5e-3, "warmup": 100, "eval_interval": 500},
 }
+# BERT learns from 15 % of its positions only and, at GPT's peak rates (5e-3 and 1e-2 measured),
+# stays on the unigram plateau (masked top-1 0.18); a third of GPT's peak and a longer warmup.
+FAMILY_LR_SCALE = {"gpt": 1.0, "bert": 0.3}
+FAMILY_MIN_WARMUP = {"gpt": 0, "bert": 100}
+
+MIN_CORPUS_CHARS = 1000  # below this there is nothing to learn (and too little held-out text)
 
 
 def preset_names() -> list[str]:
     return list(PRESETS)
 
 
-def preset_config(name_or_minutes: str | float, family: str, corpus_chars: int | None = None) -> dict:
-    """TrainConfig overrides for a preset name ("3min") or a budget in minutes (nearest preset)."""
+def preset_config(name_or_minutes: str | float, family: str = "gpt", corpus_chars: int | None = None) -> dict:
+    """TrainConfig overrides for a preset name ("3min") or a budget in minutes (nearest preset,
+    with that many minutes). corpus_chars: the corpus's size; the context shrinks to fit a small
+    corpus, and a corpus too small to train on is a ValueError that says so."""
+    if family not in FAMILY_LR_SCALE:
+        raise ValueError(f"unknown family {family!r}; choose gpt or bert")
+    if isinstance(name_or_minutes, str) and name_or_minutes not in PRESETS:
+        try:
+            name_or_minutes = float(name_or_minutes.removesuffix("min"))
+        except ValueError:
+            raise ValueError(f"unknown preset {name_or_minutes!r}; choose one of {', '.join(PRESETS)} "
+                             "or a number of minutes") from None
     if isinstance(name_or_minutes, str):
-        if name_or_minutes not in PRESETS:
-            raise ValueError(f"unknown preset {name_or_minutes!r}; choose one of {', '.join(PRESETS)}")
-        cfg = dict(PRESETS[name_or_minutes])
+        cfg = {**RECIPE, **PRESETS[name_or_minutes]}
     else:
         minutes = float(name_or_minutes)
+        if not minutes > 0:
+            raise ValueError(f"a budget must be a positive number of minutes, not {name_or_minutes!r}")
         name = min(PRESETS, key=lambda n: abs(PRESETS[n]["minutes"] - minutes))
-        cfg = {**PRESETS[name], "minutes": minutes}
+        cfg = {**RECIPE, **PRESETS[name], "minutes": minutes}
+    cfg["lr"] *= FAMILY_LR_SCALE[family]
+    cfg["warmup"] = max(cfg["warmup"], FAMILY_MIN_WARMUP[family])
+    if corpus_chars is not None:
+        fit_to_corpus(cfg, int(corpus_chars))
     return cfg
+
+
+def fit_to_corpus(cfg: dict, corpus_chars: int) -> dict:
+    """Shrink the context (never below 16) so that the held-out text (about a tenth of the corpus)
+    holds at least ten windows."""
+    if corpus_chars < MIN_CORPUS_CHARS:
+        raise ValueError(f"the corpus has {corpus_chars:,} characters; training needs at least "
+                         f"{MIN_CORPUS_CHARS:,} (and more than 100,000 for a model worth looking at)")
+    while cfg["context"] > 16 and cfg["context"] * 100 > corpus_chars:
+        cfg["context"] = max(16, cfg["context"] // 2)
+    return cfg
+
+
+SIZE_FIELDS = ("n_layer", "n_head", "n_embd", "n_ff", "context")
+
+
+def with_preset(values: dict, preset: str | None = None) -> dict:
+    """TrainConfig fields for the command line: `values` holds the fields the user gave.
+
+    A preset applies when named, or when a wall-clock budget (minutes) is given without a step
+    budget. The user's fields win; if any size field is given the preset's size is left out
+    altogether (a preset's width with another head count may not even divide)."""
+    if preset is None and not (values.get("minutes") and "steps" not in values):
+        return values
+    from .data import read_documents
+
+    chars = sum(len(d.text) for d in read_documents(values["corpus"])) if values.get("corpus") else None
+    cfg = preset_config(preset if preset is not None else values["minutes"], values.get("family", "gpt"), chars)
+    if preset is not None and "minutes" not in values and "steps" in values:
+        cfg.pop("minutes")  # a named preset with --steps: the step budget only
+    if any(f in values for f in SIZE_FIELDS):
+        cfg = {k: v for k, v in cfg.items() if k not in SIZE_FIELDS}
+    return {**cfg, **values}
