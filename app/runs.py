@@ -14,6 +14,9 @@ DATA_DIR/train.lock until the process ends (a crashed worker's lock goes with it
 serves the finished runs: each one scans the data folder every few seconds and adds new model
 sets to its registry (loaded on first use, a bounded number in memory). The events stream is
 the progress file tailed, so a student's stream can be served by any worker.
+
+Runs shipped with the models (MODELS_DIR/runs/<id>/, same shape, finished) are listed and served
+beside the class's own, read-only: "watch it learn" works on a fresh install with no training.
 """
 from __future__ import annotations
 
@@ -46,7 +49,7 @@ TRAIN_MISSING = f"Training needs the train extra (PyTorch, onnx, onnxscript): {T
 # each) or for the whole budget ("tiny-slow", to cancel or kill mid-run).
 TINY = {"n_layer": 1, "n_head": 2, "n_embd": 32, "n_ff": 64, "context": 32, "batch_size": 8, "eval_batches": 2}
 TEST_PRESETS = {"tiny": {**TINY, "steps": 40}, "tiny-slow": TINY}
-RUN_ID = re.compile(r"^r-[0-9]{8}-[0-9]{6}-[0-9a-f]{4}$")
+RUN_ID = re.compile(r"^(r-[0-9]{8}-[0-9]{6}-[0-9a-f]{4}|example-[a-z0-9-]{1,40})$")
 
 
 def write_json(path: Path, data) -> None:
@@ -85,6 +88,7 @@ class RunManager:
         self.settings, self.registry = settings, registry
         self.data_dir = Path(settings.data_dir)
         self.runs_dir = self.data_dir / "runs"
+        self.shipped_dir = Path(settings.models_dir) / "runs"  # example runs that come with the models
         self.lock = threading.RLock()
         self.procs: dict[str, subprocess.Popen] = {}  # runs this process started
         self.registered: dict[str, Path] = {}  # model set id -> folder, as added to the registry
@@ -97,6 +101,7 @@ class RunManager:
         """Mark runs cut short by a stopped server, and serve every run's model sets. (The data
         folder is made by the first run: serving alone writes nothing.)"""
         if not self.runs_dir.is_dir():
+            self.sync_registry()  # the shipped example runs
             return
         try:
             fd = self._try_lock()
@@ -106,7 +111,7 @@ class RunManager:
         if fd is not None:  # nobody trains: whatever says running was cut short by a stop
             try:
                 for run in self.list():
-                    if run["status"] in ACTIVE:
+                    if run["status"] in ACTIVE and not run.get("shipped"):
                         self._clean_partial(self.runs_dir / run["id"])
                         self._update(run["id"], status="interrupted", ended=time.time(),
                                      reason="the server stopped while this run was training; its finished snapshots stay usable")
@@ -131,7 +136,7 @@ class RunManager:
 
     def model_sets(self, run: dict) -> list[tuple[str, Path, dict]]:
         """(id, folder, registry fields) of the run's complete sets: its snapshots, then final."""
-        run_dir, out = self.runs_dir / run["id"], []
+        run_dir, out = self.run_dir(run["id"]), []
         for folder in sorted((run_dir / "snapshots").glob("step-*")):
             if folder.is_dir() and (folder / "vocab.json").exists():
                 step = int(folder.name.split("-")[1])
@@ -167,22 +172,29 @@ class RunManager:
             del self.registered[set_id]
 
     # ---- reading ---------------------------------------------------------------------------------
+    def run_dir(self, run_id: str) -> Path:
+        """A class run's folder, or a shipped example run's."""
+        own = self.runs_dir / run_id
+        shipped = self.shipped_dir / run_id
+        return shipped if not own.is_dir() and shipped.is_dir() else own
+
     def list(self) -> list[dict]:
         runs = []
-        if not self.runs_dir.is_dir():
-            return runs
-        for d in self.runs_dir.iterdir():
-            if RUN_ID.match(d.name):
-                try:
-                    runs.append(read_json(d / "run.json"))
-                except (OSError, ValueError):
-                    continue  # a run being created or deleted
+        for folder, shipped in ((self.runs_dir, False), (self.shipped_dir, True)):
+            if not folder.is_dir():
+                continue
+            for d in folder.iterdir():
+                if RUN_ID.match(d.name):
+                    try:
+                        runs.append({**read_json(d / "run.json"), "shipped": shipped})
+                    except (OSError, ValueError):
+                        continue  # a run being created or deleted
         return sorted(runs, key=lambda r: r.get("created", 0), reverse=True)
 
     def get(self, run_id: str) -> dict:
         if RUN_ID.match(run_id):
             try:
-                return read_json(self.runs_dir / run_id / "run.json")
+                return {**read_json(self.run_dir(run_id) / "run.json"), "shipped": self.run_dir(run_id) != self.runs_dir / run_id}
             except (OSError, ValueError):
                 pass
         raise ApiError(f"no training run called {run_id!r} (GET /api/runs lists them)", "run_id", status=404)
@@ -232,7 +244,7 @@ class RunManager:
             what = f"{running['id']} ({running['name']})" if running else "another run"
             raise ApiError(f"a run is already training: {what}; cancel it or wait for it to finish", None, status=409)
         try:
-            stored = [r for r in self.list()]
+            stored = [r for r in self.list() if not r.get("shipped")]
             if len(stored) >= s.max_runs:
                 raise ApiError(f"{len(stored)} runs are stored, the limit is {s.max_runs}: delete a run first",
                                None, status=507)
@@ -358,6 +370,9 @@ class RunManager:
     # ---- cancelling and deleting -----------------------------------------------------------------
     def cancel_or_delete(self, run_id: str) -> dict:
         run = self.get(run_id)
+        if run.get("shipped"):
+            raise ApiError(f"{run_id} is an example run shipped with the models; it cannot be deleted", "run_id",
+                           status=409)
         run_dir = self.runs_dir / run_id
         if run["status"] in ACTIVE:
             (run_dir / "cancel-requested").touch()

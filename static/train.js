@@ -174,7 +174,9 @@
     const running = ["queued", "running"].includes(run.status);
     const instructor = info && info.instructor;
     $("#t-cancel").hidden = !(instructor && running);
-    $("#t-delete").hidden = !(instructor && !running);
+    $("#t-delete").hidden = !(instructor && !running && !run.shipped);
+    $("#t-reason").textContent = run.shipped ? "An example run that comes with the app (read-only): " +
+      "its snapshots show the models learning, with no training needed." : run.reason || "";
     if (!running) {
       stream.close();
       if (run.status === "finished") $("#t-bar").style.width = "100%";

@@ -78,6 +78,7 @@ class RunSummary(BaseModel):
     metrics: dict | None = Field(None, description="Held-out metrics of the finished run (its own test split).")
     snapshots: list[dict] = Field(description="Model sets written so far: name, step, id (usable as `model`), final.")
     steps: dict | None = None
+    shipped: bool = Field(False, description="An example run that comes with the models (read-only).")
 
 
 class RunList(BaseModel):
@@ -93,7 +94,7 @@ class RunList(BaseModel):
 
 def summary(run: dict) -> dict:
     return {k: run.get(k) for k in ("id", "name", "status", "created", "started", "ended", "reason", "settings",
-                                    "corpus", "progress", "validation", "metrics", "snapshots", "steps")}
+                                    "corpus", "progress", "validation", "metrics", "snapshots", "steps", "shipped")}
 
 
 @router.get("/api/runs", response_model=RunList)
@@ -155,7 +156,7 @@ async def run_events(run_id: str, request: Request, _: Annotated[dict, Depends(e
     whenever its status or snapshots change. The stream ends once the run has ended. A reconnecting
     EventSource sends Last-Event-ID and gets only the lines after it."""
     m = manager(request)
-    path = m.runs_dir / run_id / "progress.jsonl"
+    path = m.run_dir(run_id) / "progress.jsonl"
     last_id = request.headers.get("last-event-id", "")
     pos, n, last_status, skip = 0, 0, None, int(last_id) if last_id.isdigit() else 0
     while True:

@@ -271,3 +271,28 @@ def test_workers_sharing_a_data_folder_train_one_run_at_a_time(tiny_models_dir, 
     assert a.get(run["id"])["status"] == "cancelled"
     b.sync_registry()
     assert f"{run['id']}@0" in b.registry.ids()
+
+
+def test_example_runs_shipped_with_the_models_are_served_read_only(tiny_models_dir, tmp_path):
+    """models/runs/<id>/ (same shape as a class run) is listed and playable with no training."""
+    models = tmp_path / "models"
+    shutil.copytree(tiny_models_dir, models)
+    run_dir = models / "runs" / "example-demo"
+    shutil.copytree(tiny_models_dir, run_dir / "final")
+    shutil.copytree(tiny_models_dir, run_dir / "snapshots" / "step-000007")
+    (run_dir / "progress.jsonl").write_text(json.dumps({"event": "start", "t": 0.0}) + "\n")
+    run = {"id": "example-demo", "name": "Demo", "status": "finished", "created": 1.0, "settings": {},
+           "corpus": {}, "progress": {}, "validation": {}, "snapshots": [], "steps": {"gpt": 4, "bert": 3}}
+    (run_dir / "run.json").write_text(json.dumps(run))
+    with TestClient(create_app(settings(models, tmp_path / "data"))) as c:
+        listed = c.get("/api/runs").json()["runs"]
+        assert [(r["id"], r["shipped"]) for r in listed] == [("example-demo", True)]
+        sets = {s["id"]: s for s in c.get("/api/models").json()["sets"]}
+        assert sets["example-demo"]["kind"] == "run" and sets["example-demo@7"]["name"] == "Demo · step 7"
+        r = c.post("/api/generate", json={"prompt": "the", "max_new_tokens": 3, "model": "example-demo@7"})
+        assert r.status_code == 200 and len(r.json()["steps"]) == 3
+        events = c.get("/api/runs/example-demo/events")
+        assert events.status_code == 200 and "start" in events.text
+        r = c.delete("/api/runs/example-demo", headers=AUTH)
+        assert r.status_code == 409 and r.json()["parameter"] == "run_id"
+        assert run_dir.is_dir()
