@@ -3,18 +3,26 @@
 A classroom can fire far more requests at once than two cores can serve. Without a cap every
 request is accepted and waits its turn for a model run, so latency grows without bound and each
 waiting request holds memory. Here, once `max_in_flight` inference requests are in flight, the
-next one is answered at once with 503 + Retry-After, before its body is read; admitted requests
-run to the end. A streamed generation counts while its stream is open.
+next one is answered at once with 503 + Retry-After, before its body is read.
 
-Only inference counts: POST /api/* and GET /api/generate/stream. Health, model cards, quiz items,
-pages and static files are never refused. There is deliberately no per-IP limit: a whole class
-shares one address behind the school's NAT. The count is per server process (per worker).
+A request counts only while it can use the model, so that a slow client cannot hold a slot:
+- from the moment its body has arrived in full (a body dribbled in one byte at a time holds no
+  slot; app/middleware.py limits how long it may take), and it is checked against the cap again
+  then;
+- except while the app waits for the client to take response bytes (a stream whose reader does
+  not read holds no slot while it is blocked; app/protocol.py cuts such a connection after
+  send_timeout_s).
+
+Only inference counts: POST /api/* and the generation stream (GET). Health, model cards, quiz
+items, pages, static files and other GET streams (a training run's events) are never refused.
+There is deliberately no per-IP limit: a whole class shares one address behind the school's NAT.
+The count is per server process (per worker).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .errors import send_error
 
@@ -27,6 +35,15 @@ def is_inference(scope: Scope) -> bool:
     if not path.startswith("/api/"):
         return False
     return scope.get("method") == "POST" or path == STREAM_PATH
+
+
+def has_body(scope: Scope) -> bool:
+    for name, value in scope.get("headers", ()):
+        if name == b"transfer-encoding":
+            return True
+        if name == b"content-length":
+            return value.strip() not in (b"0", b"")
+    return False
 
 
 @dataclass
@@ -44,6 +61,10 @@ class AdmissionState:
         return bool(self.max_in_flight) and self.in_flight >= self.max_in_flight
 
 
+class Busy(Exception):
+    """Raised into the app's body read when the cap filled while the body was arriving."""
+
+
 class AdmissionControl:
     def __init__(self, app: ASGIApp, state: AdmissionState):
         self.app, self.state = app, state
@@ -51,6 +72,7 @@ class AdmissionControl:
                         f"try again in {state.retry_after_s} s")
 
     async def _reject(self, send: Send) -> None:
+        self.state.rejected += 1
         await send_error(send, 503, self._detail, None, {"Retry-After": str(self.state.retry_after_s)})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -58,15 +80,55 @@ class AdmissionControl:
             await self.app(scope, receive, send)
             return
         state = self.state
-        if state.full():
-            state.rejected += 1
+        if state.full():  # refused before a byte of its body is read
             await self._reject(send)
             return
-        # One event loop per process: no lock needed between the check and the increment.
-        state.in_flight += 1
-        state.admitted += 1
-        state.peak = max(state.peak, state.in_flight)
+        # One event loop per process: the checks and the counts need no lock.
+        counted = False
+        busy = False
+        started = False
+
+        def count() -> None:
+            nonlocal counted
+            counted = True
+            state.in_flight += 1
+            state.admitted += 1
+            state.peak = max(state.peak, state.in_flight)
+
+        async def counting_receive() -> Message:
+            nonlocal busy
+            message = await receive()
+            if not counted and message["type"] == "http.request" and not message.get("more_body", False):
+                if state.full():  # the slots filled while this body was arriving
+                    busy = True
+                    raise Busy()
+                count()
+            return message
+
+        async def uncounted_send(message: Message) -> None:
+            nonlocal started
+            if busy and not started:
+                return  # the 503 below replaces whatever the app made of the aborted read
+            if message["type"] == "http.response.start":
+                started = True
+            if counted and message["type"] == "http.response.body" and message.get("more_body", False):
+                # While the client is slow to take the bytes, the request does not hold a slot.
+                state.in_flight -= 1
+                try:
+                    await send(message)
+                finally:
+                    state.in_flight += 1
+            else:
+                await send(message)
+
+        if not has_body(scope):
+            count()
         try:
-            await self.app(scope, receive, send)
+            await self.app(scope, counting_receive, uncounted_send)
+        except Busy:
+            pass
         finally:
-            state.in_flight -= 1
+            if counted:
+                state.in_flight -= 1
+        if busy and not started:
+            await self._reject(send)

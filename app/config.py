@@ -46,4 +46,21 @@ class Settings(BaseSettings):
     # comes first, so HTTP framing does not cap generation speed.
     stream_flush_ms: float = Field(10.0, gt=0)
     stream_flush_chars: int = Field(64, ge=1)
+    # Slow clients (app/middleware.py, app/protocol.py): a request body must arrive in full within
+    # body_timeout_s (else 408); request headers within header_timeout_s of the connection's start
+    # or its last response (else the connection is closed: Slowloris); a connection whose writes
+    # stay blocked on a client that does not read for send_timeout_s is aborted (a client that
+    # reads, however slowly, keeps unblocking them and is never cut). 0 = no limit.
+    body_timeout_s: float = Field(10.0, ge=0)
+    header_timeout_s: float = Field(10.0, ge=0)
+    send_timeout_s: float = Field(30.0, ge=0)
+    # Host names served besides localhost, this machine's name and its own addresses
+    # (app/hosts.py); "*" = any. From the environment as a JSON list.
+    allowed_hosts: list[str] = []
+    # Proxies whose X-Forwarded-For/-Proto are believed (comma-separated addresses, "*" = any);
+    # empty = none: without a proxy, those headers are whatever the client wrote.
+    forwarded_allow_ips: str = ""
+    # Compress answers of at least this many bytes when the client accepts gzip (never the
+    # event streams); 0 = off.
+    gzip_min_bytes: int = Field(1000, ge=0)
     log_level: str = "info"

@@ -1,23 +1,27 @@
 """The FastAPI application, assembled: settings, the model registry (lifespan), middleware,
 routers, pages and static files. Errors: app/errors.py; models: app/registry.py.
 
-Middleware, outermost first: security headers (app/security.py), admission control
-(app/admission.py), body size limit (app/middleware.py)."""
+Middleware, outermost first: security headers (app/security.py), Host allow-list (app/hosts.py),
+admission control (app/admission.py), gzip (Starlette's; never the event streams), body size and
+time limits (app/middleware.py). Below them all, `python -m app` runs uvicorn with the header and
+write-stall timeouts of app/protocol.py."""
 from __future__ import annotations
 
 from contextlib import asynccontextmanager
 
 from anyio import to_thread
 from fastapi import FastAPI
+from fastapi.middleware.gzip import GZipMiddleware
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
 from . import __version__, errors, openapi
 from .admission import AdmissionControl, AdmissionState
 from .config import Settings
+from .hosts import HostAllowList
 from .middleware import BodySizeLimit
 from .registry import Registry
-from .routers import attention, generation, mask_fill, meta, nsp
+from .routers import attention, docs, generation, mask_fill, meta, nsp
 from .runtime import Runtime, limit_malloc_arenas
 from .security import HEADERS, SecurityHeaders
 
@@ -62,12 +66,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     errors.install_handlers(app, HEADERS)
     openapi.install(app)
     # add_middleware puts each one outside the ones added before it
-    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes, timeout_s=settings.body_timeout_s or None)
+    if settings.gzip_min_bytes:  # text/event-stream is in Starlette's excluded types: streams stay unbuffered
+        app.add_middleware(GZipMiddleware, minimum_size=settings.gzip_min_bytes, compresslevel=5)
     app.add_middleware(AdmissionControl, state=app.state.admission)
+    app.add_middleware(HostAllowList, allowed=settings.allowed_hosts)
     app.add_middleware(SecurityHeaders)
     if settings.static_dir.is_dir():  # without the applets' files /static/... is a plain 404
         app.mount("/static", StaticFiles(directory=str(settings.static_dir)), name="static")
-    for router in (meta.router, mask_fill.router, generation.router, nsp.router, attention.router):
+    for router in (meta.router, mask_fill.router, generation.router, nsp.router, attention.router, docs.router):
         app.include_router(router)
     return app
 

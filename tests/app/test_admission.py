@@ -131,7 +131,7 @@ def test_declared_body_over_the_limit_is_refused_before_it_is_sent(capped):
     _, url, _ = capped
     host, port = url.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port)), timeout=10) as s:
-        s.sendall(b"POST /api/next-token HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        s.sendall(b"POST /api/next-token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                   b"Content-Length: 1000000000\r\n\r\n")
         head = s.recv(4096).decode()
     assert head.startswith("HTTP/1.1 413")
@@ -143,7 +143,7 @@ def test_chunked_body_is_counted_as_it_arrives(capped):
     _, url, _ = capped
     host, port = url.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port)), timeout=10) as s:
-        s.sendall(b"POST /api/next-token HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        s.sendall(b"POST /api/next-token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                   b"Transfer-Encoding: chunked\r\n\r\n")
         chunk = b'{"prompt": "' + b"a" * 500
         s.sendall(b"%x\r\n%s\r\n" % (len(chunk), chunk))
