@@ -36,6 +36,7 @@ OPTIONS = {
     "--header-timeout": ("header_timeout_s", float, "seconds request headers may take to arrive (default 10)"),
     "--send-timeout": ("send_timeout_s", float, "seconds a response may stay blocked on a client that does "
                        "not read before the connection is cut (default 30)"),
+    "--generation-share": ("generation_share", float, "fraction of those slots generations may hold (default 0.5)"),
     "--log-level": ("log_level", str, "uvicorn log level (default info)"),
 }
 

@@ -13,6 +13,12 @@ A request counts only while it can use the model, so that a slow client cannot h
   not read holds no slot while it is blocked; app/protocol.py cuts such a connection after
   send_timeout_s).
 
+Generations (POST /api/generate and the streams, up to 1000 model runs each) may hold only
+`generation_share` of the slots: 64 streams opened at once, read or not, would otherwise be legitimate
+model work that fills every slot for a minute while the rest of the class gets 503. Inside the
+slots, app/tasks/gpt.py makes a generation take its turns at the model a chunk of characters at a
+time, so that neither kind starves the other.
+
 Only inference counts: POST /api/* and the generation stream (GET). Health, model cards, quiz
 items, pages, static files and other GET streams (a training run's events) are never refused.
 There is deliberately no per-IP limit: a whole class shares one address behind the school's NAT.
@@ -27,6 +33,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from .errors import send_error
 
 STREAM_PATH = "/api/generate/stream"
+GENERATION_PATHS = frozenset({"/api/generate", STREAM_PATH})
 
 
 def is_inference(scope: Scope) -> bool:
@@ -35,6 +42,10 @@ def is_inference(scope: Scope) -> bool:
     if not path.startswith("/api/"):
         return False
     return scope.get("method") == "POST" or path == STREAM_PATH
+
+
+def is_generation(scope: Scope) -> bool:
+    return scope.get("path", "") in GENERATION_PATHS
 
 
 def has_body(scope: Scope) -> bool:
@@ -51,14 +62,27 @@ class AdmissionState:
     """Shared with the app (app.state.admission) so tests and operators can read the counts."""
 
     max_in_flight: int  # 0 = no cap
+    generation_share: float = 0.5  # of max_in_flight that generations may hold
     retry_after_s: int = 1
     in_flight: int = 0
+    generations: int = 0  # of in_flight
     peak: int = 0
     admitted: int = 0
     rejected: int = 0
 
-    def full(self) -> bool:
-        return bool(self.max_in_flight) and self.in_flight >= self.max_in_flight
+    @property
+    def max_generations(self) -> int:
+        return max(1, int(self.max_in_flight * self.generation_share))
+
+    def full(self, generation: bool = False) -> bool:
+        if not self.max_in_flight:
+            return False
+        return self.in_flight >= self.max_in_flight or (generation and self.generations >= self.max_generations)
+
+    def add(self, generation: bool, n: int = 1) -> None:
+        self.in_flight += n
+        if generation:
+            self.generations += n
 
 
 class Busy(Exception):
@@ -80,7 +104,8 @@ class AdmissionControl:
             await self.app(scope, receive, send)
             return
         state = self.state
-        if state.full():  # refused before a byte of its body is read
+        generation = is_generation(scope)
+        if state.full(generation):  # refused before a byte of its body is read
             await self._reject(send)
             return
         # One event loop per process: the checks and the counts need no lock.
@@ -91,7 +116,7 @@ class AdmissionControl:
         def count() -> None:
             nonlocal counted
             counted = True
-            state.in_flight += 1
+            state.add(generation)
             state.admitted += 1
             state.peak = max(state.peak, state.in_flight)
 
@@ -99,7 +124,7 @@ class AdmissionControl:
             nonlocal busy
             message = await receive()
             if not counted and message["type"] == "http.request" and not message.get("more_body", False):
-                if state.full():  # the slots filled while this body was arriving
+                if state.full(generation):  # the slots filled while this body was arriving
                     busy = True
                     raise Busy()
                 count()
@@ -113,11 +138,11 @@ class AdmissionControl:
                 started = True
             if counted and message["type"] == "http.response.body" and message.get("more_body", False):
                 # While the client is slow to take the bytes, the request does not hold a slot.
-                state.in_flight -= 1
+                state.add(generation, -1)
                 try:
                     await send(message)
                 finally:
-                    state.in_flight += 1
+                    state.add(generation)
             else:
                 await send(message)
 
@@ -129,6 +154,6 @@ class AdmissionControl:
             pass
         finally:
             if counted:
-                state.in_flight -= 1
+                state.add(generation, -1)
         if busy and not started:
             await self._reject(send)

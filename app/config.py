@@ -42,6 +42,9 @@ class Settings(BaseSettings):
     # at once per process; the next one is answered 503 + Retry-After at once instead of queueing
     # without bound (app/admission.py). 0 = no cap. Never per IP: a class shares one NAT address.
     max_concurrent_requests: int = Field(64, ge=0, le=100_000)
+    # Generations (POST /api/generate and the streams: up to 1000 model runs each) may hold at most
+    # this fraction of those slots, so that long generations never fill them all.
+    generation_share: float = Field(0.5, gt=0, le=1)
     # Server-sent events: one event per ~flush_ms or per flush_chars characters, whichever
     # comes first, so HTTP framing does not cap generation speed.
     stream_flush_ms: float = Field(10.0, gt=0)

@@ -62,7 +62,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.registry = None
     app.state.active_streams = 0  # generation streams in flight (tests check it returns to 0)
     app.state.templates = Jinja2Templates(directory=str(settings.templates_dir))
-    app.state.admission = AdmissionState(max_in_flight=settings.max_concurrent_requests)
+    app.state.admission = AdmissionState(max_in_flight=settings.max_concurrent_requests,
+                                          generation_share=settings.generation_share)
     errors.install_handlers(app, HEADERS)
     openapi.install(app)
     # add_middleware puts each one outside the ones added before it
