@@ -9,7 +9,7 @@ per connection, Content-Length bodies, and chunked (streamed) answers read to th
 from __future__ import annotations
 
 import asyncio
-import multiprocessing
+import json
 import os
 import socket
 import subprocess
@@ -66,34 +66,22 @@ def stop_server(proc: subprocess.Popen) -> None:
 NICE = 10  # the load generator's niceness increment over the server's
 
 
-def _niced(conn, func, args) -> None:
-    os.nice(NICE)
-    try:
-        conn.send(("ok", func(*args)))
-    except BaseException as e:  # noqa: BLE001 - handed back to the parent
-        conn.send(("error", f"{type(e).__name__}: {e}"))
-    conn.close()
-
-
 def run_niced(func, *args):
-    """func(*args) in a fresh process NICE steps below this one, and its (picklable) result.
+    """func(*args) in a fresh Python process NICE steps below this one; its JSON-able result.
 
     The load generator must not compete with the server on equal terms: on two cores its own CPU
     use would show up as server latency. The server is started from this process first (a child
-    inherits niceness, and an unprivileged process can never get it back)."""
-    ctx = multiprocessing.get_context("spawn")  # no fork of a process that ran onnxruntime
-    parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_niced, args=(child, func, args))
-    proc.start()
-    child.close()
-    try:
-        kind, value = parent.recv()
-    except EOFError:
-        kind, value = "error", f"the load process died (exit code {proc.join(5) or proc.exitcode})"
-    proc.join()
-    if kind == "error":
-        raise RuntimeError(value)
-    return value
+    inherits niceness, and an unprivileged process can never get it back). A plain subprocess, not
+    multiprocessing: nothing of the caller's __main__ is imported again."""
+    code = ("import importlib, json, sys; m, f, a = json.load(sys.stdin); "
+            "r = getattr(importlib.import_module(m), f)(*a); sys.stdout.write('\\n' + json.dumps(r))")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.run(["nice", "-n", str(NICE), sys.executable, "-c", code], cwd=str(REPO), env=env,
+                          input=json.dumps([func.__module__, func.__name__, list(args)]),
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"the load process failed (exit code {proc.returncode}):\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.rsplit("\n", 1)[-1])
 
 
 def rss_mb(pid: int | None) -> float | None:
