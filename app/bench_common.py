@@ -75,9 +75,12 @@ def run_niced(func, *args):
     multiprocessing: nothing of the caller's __main__ is imported again."""
     code = ("import importlib, json, sys; m, f, a = json.load(sys.stdin); "
             "r = getattr(importlib.import_module(m), f)(*a); sys.stdout.write('\\n' + json.dumps(r))")
+    module = func.__module__
+    if module == "__main__":  # run as `python -m app.x`: the child imports it by its real name
+        module = sys.modules["__main__"].__spec__.name
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
     proc = subprocess.run(["nice", "-n", str(NICE), sys.executable, "-c", code], cwd=str(REPO), env=env,
-                          input=json.dumps([func.__module__, func.__name__, list(args)]),
+                          input=json.dumps([module, func.__name__, list(args)]),
                           capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"the load process failed (exit code {proc.returncode}):\n{proc.stderr[-3000:]}")
@@ -141,7 +144,10 @@ class RawConnection:
         start = time.perf_counter()
         self.writer.write(head + body)
         await self.writer.drain()
-        status = int((await self.reader.readline()).split()[1])
+        line = await self.reader.readline()
+        if not line:  # the server had closed this idle keep-alive connection
+            raise ConnectionResetError("connection closed before an answer")
+        status = int(line.split()[1])
         length, chunked = 0, False
         while (line := await self.reader.readline()) not in (b"\r\n", b""):
             name, _, value = line.decode("latin-1").partition(":")

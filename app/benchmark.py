@@ -163,13 +163,20 @@ async def _open_loop(url: str, bodies: dict[str, bytes], rate: float, seconds: f
     late: list[float] = []
 
     async def one(label: str, due: float) -> None:
-        conn = idle.pop() if idle else await RawConnection(url).open()
         late.append((time.perf_counter() - due) * 1000)
-        try:
-            status, ms, _ = await conn.request("POST", paths[label], bodies[label])
-        except (OSError, asyncio.IncompleteReadError, ValueError):
+        for attempt in range(2):  # an idle connection the server closed meanwhile: once more on a new one
+            conn = idle.pop() if idle and not attempt else await RawConnection(url).open()
+            try:
+                status, ms, _ = await conn.request("POST", paths[label], bodies[label])
+                break
+            except ConnectionResetError:
+                conn.close()
+            except (OSError, asyncio.IncompleteReadError, ValueError, IndexError):
+                refused[label] += 1
+                conn.close()
+                return
+        else:
             refused[label] += 1
-            conn.close()
             return
         idle.append(conn)
         if status == 200:
