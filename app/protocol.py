@@ -9,9 +9,10 @@ Below the ASGI app, where only the connection is visible:
   produce one; then it is closed.
 - Write stall. When a client stops reading, the transport's buffer fills and the app's next send
   waits (asyncio flow control); a stream would wait for ever, holding its generator and its
-  connection. Here a connection whose writes have been paused for `send_timeout_s` is aborted:
-  the app sees the disconnect at once and stops. A client that reads, however slowly, resumes
-  the writes every time it drains the buffer, so a live watcher is never cut.
+  connection. Here, while writes are paused, the bytes the client has not taken yet (our buffer
+  plus the kernel's send queue) are checked every send_timeout_s / 4; when they have not fallen
+  for `send_timeout_s` the connection is aborted and the app sees the disconnect at once. A
+  client that reads, however slowly, makes them fall, so a live watcher is never cut.
 - uvicorn's own 400 for a request it cannot parse (a URL or header past its limits) is plain
   text without the security headers; here it is the app's JSON error shape with them.
 
@@ -23,7 +24,16 @@ behaviour.
 from __future__ import annotations
 
 import asyncio
+import struct
 from functools import lru_cache
+
+try:  # the kernel's unsent/unacknowledged byte count of a socket (Linux)
+    import fcntl
+    import termios
+
+    _TIOCOUTQ = termios.TIOCOUTQ
+except (ImportError, AttributeError):  # pragma: no cover - not Linux
+    _TIOCOUTQ = None
 
 from .errors import body as error_body
 from .security import HEADERS
@@ -80,17 +90,41 @@ class GuardedProtocol(_Base):
         super().pause_writing()
         self._cancel(self._stall_timer)
         if self.send_timeout_s:
-            self._stall_timer = self.loop.call_later(self.send_timeout_s, self._write_stalled)
+            self._stall_pending = self._pending_bytes()
+            self._stall_since = self.loop.time()
+            self._stall_timer = self.loop.call_later(self.send_timeout_s / 4, self._check_stall)
 
     def resume_writing(self) -> None:
         super().resume_writing()
         self._cancel(self._stall_timer)
         self._stall_timer = None
 
-    def _write_stalled(self) -> None:
+    def _pending_bytes(self) -> int:
+        """Bytes not yet taken by the client: our buffer, plus the kernel's unacknowledged send
+        queue where it can be read (Linux). The client's reading makes this fall even while the
+        kernel keeps the writes paused: a large socket buffer drains in steps."""
+        pending = self.transport.get_write_buffer_size()
+        sock = self.transport.get_extra_info("socket")
+        if sock is not None and _TIOCOUTQ is not None:
+            try:
+                out = fcntl.ioctl(sock.fileno(), _TIOCOUTQ, b"\0\0\0\0")
+                pending += struct.unpack("i", out)[0]
+            except (OSError, ValueError):
+                pass
+        return pending
+
+    def _check_stall(self) -> None:
+        """While writes are paused: cut the connection once nothing drained for send_timeout_s."""
         self._stall_timer = None
-        if not self.transport.is_closing() or self.transport.get_write_buffer_size():
+        if self.transport.is_closing() and not self.transport.get_write_buffer_size():
+            return
+        now, pending = self.loop.time(), self._pending_bytes()
+        if pending < self._stall_pending:  # the client took some: it is reading
+            self._stall_pending, self._stall_since = pending, now
+        if now - self._stall_since >= self.send_timeout_s:
             self.transport.abort()  # connection_lost tells the app its client is gone
+            return
+        self._stall_timer = self.loop.call_later(self.send_timeout_s / 4, self._check_stall)
 
     def connection_lost(self, exc) -> None:
         self._cancel(self._header_timer)
