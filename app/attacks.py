@@ -20,7 +20,6 @@ import asyncio
 import json
 import socket
 import tempfile
-import time
 from pathlib import Path
 
 from .bench_common import NICE, RawConnection, host_port, run_niced, start_server, stop_server
