@@ -167,8 +167,17 @@ async def stream_from_body(request: Request, req: GenerateRequest,
 SSE_RESPONSE = {200: {"content": {"text/event-stream": {}}, "description": "Server-sent events"}}
 
 
+def json_errors(*statuses: int) -> dict:
+    """deps.errors, with the JSON content type spelled out: FastAPI would document a `model` of an
+    EventSourceResponse route under text/event-stream, but the errors come before the stream, as JSON."""
+    ref = {"schema": {"$ref": "#/components/schemas/ErrorBody"}}
+    return {s: {"description": e["description"], "content": {"application/json": ref}}
+            for s, e in deps.errors(*statuses).items()}
+
+
+
 @router.get("/api/generate/stream", response_class=EventSourceResponse, description=STREAM_DOC,
-            responses={**SSE_RESPONSE, **deps.errors(404, 409, 422, 503)})
+            responses={**SSE_RESPONSE, **json_errors(404, 409, 422, 503)})
 async def generate_stream_get(
         stream: Annotated[AsyncIterator[ServerSentEvent], Depends(stream_from_query, scope="request")]
 ) -> AsyncIterator[ServerSentEvent]:
@@ -177,7 +186,7 @@ async def generate_stream_get(
 
 
 @router.post("/api/generate/stream", response_class=EventSourceResponse, description=STREAM_DOC,
-             responses={**SSE_RESPONSE, **deps.INFERENCE_ERRORS})
+             responses={**SSE_RESPONSE, **json_errors(400, 404, 409, 413, 422, 503)})
 async def generate_stream_post(
         stream: Annotated[AsyncIterator[ServerSentEvent], Depends(stream_from_body, scope="request")]
 ) -> AsyncIterator[ServerSentEvent]:
