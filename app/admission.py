@@ -95,9 +95,14 @@ class AdmissionControl:
         self._detail = (f"the server is busy (more than {state.max_in_flight} model requests at once); "
                         f"try again in {state.retry_after_s} s")
 
-    async def _reject(self, send: Send) -> None:
-        self.state.rejected += 1
-        await send_error(send, 503, self._detail, None, {"Retry-After": str(self.state.retry_after_s)})
+    async def _reject(self, send: Send, generation: bool) -> None:
+        state = self.state
+        state.rejected += 1
+        detail = self._detail
+        if generation and state.generations >= state.max_generations:
+            detail = (f"the server is busy (more than {state.max_generations} generations at once); "
+                      f"try again in {state.retry_after_s} s")
+        await send_error(send, 503, detail, None, {"Retry-After": str(state.retry_after_s)})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or not is_inference(scope):
@@ -106,7 +111,7 @@ class AdmissionControl:
         state = self.state
         generation = is_generation(scope)
         if state.full(generation):  # refused before a byte of its body is read
-            await self._reject(send)
+            await self._reject(send, generation)
             return
         # One event loop per process: the checks and the counts need no lock.
         counted = False
@@ -156,4 +161,4 @@ class AdmissionControl:
             if counted:
                 state.add(generation, -1)
         if busy and not started:
-            await self._reject(send)
+            await self._reject(send, generation)
