@@ -18,7 +18,7 @@ def test_benchmark_prints_all_figures(tiny_models_dir, capsys):
                     r"load generator at niceness \+10",
                     (r"\s+5 req/s\s+mask-fill\s+N/\s*N\s+next-token\s+N/\s*N\s+generate\s+N/\s*N"
                      r"\s+nsp\s+N/\s*N").replace("N", N),
-                    r"class capacity (\d+ req/s .* of the ideal|: none of the rates)",
+                    r"class capacity( \d+ req/s .* of the ideal|: none of the rates)",
                     r"at start\s+pid \d+:\s+[\d.]+ MB", r"2 s after 5 streams \(5 ok\)\s+pid \d+:\s+[\d.]+ MB"]:
         assert re.search(pattern, out), pattern
     assert "refused" not in out  # 5 and 10 req/s are far below any cap
