@@ -27,6 +27,9 @@ import asyncio
 import struct
 from functools import lru_cache
 
+from .errors import body as error_body
+from .security import HEADERS
+
 try:  # the kernel's unsent/unacknowledged byte count of a socket (Linux)
     import fcntl
     import termios
@@ -34,9 +37,6 @@ try:  # the kernel's unsent/unacknowledged byte count of a socket (Linux)
     _TIOCOUTQ = termios.TIOCOUTQ
 except (ImportError, AttributeError):  # pragma: no cover - not Linux
     _TIOCOUTQ = None
-
-from .errors import body as error_body
-from .security import HEADERS
 
 try:
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as _Base
