@@ -28,6 +28,15 @@ OPTIONS = {
     "--max-body-bytes": ("max_body_bytes", int, "largest accepted request body (default 65536)"),
     "--max-concurrent-requests": ("max_concurrent_requests", int,
                                   "model requests in flight before answering 503 (default 64; 0 = no cap)"),
+    "--allowed-hosts": ("allowed_hosts", str, "host names to answer to besides localhost, this machine's "
+                        "name and addresses, comma-separated (e.g. a LAN name; '*' = any)"),
+    "--forwarded-allow-ips": ("forwarded_allow_ips", str, "addresses of a reverse proxy whose X-Forwarded-For/"
+                              "-Proto headers are trusted (default: none)"),
+    "--body-timeout": ("body_timeout_s", float, "seconds a request body may take to arrive (default 10)"),
+    "--header-timeout": ("header_timeout_s", float, "seconds request headers may take to arrive (default 10)"),
+    "--send-timeout": ("send_timeout_s", float, "seconds a response may stay blocked on a client that does "
+                       "not read before the connection is cut (default 30)"),
+    "--generation-share": ("generation_share", float, "fraction of those slots generations may hold (default 0.5)"),
     "--log-level": ("log_level", str, "uvicorn log level (default info)"),
     "--data-dir": ("data_dir", str, "where training runs are kept (default ./data)"),
     "--instructor-token": ("instructor_token", str, "the instructor's token for starting runs (default: a random one, printed)"),
@@ -49,7 +58,7 @@ def main(argv: list[str] | None = None) -> None:
 
     overrides = parse_args(argv)
     for field, value in overrides.items():
-        if field == "extra_models":  # a list: the environment carries it as JSON
+        if field in ("extra_models", "allowed_hosts"):  # a list: the environment carries it as JSON
             value = json.dumps([part for part in value.split(",") if part])
         os.environ[f"PLAYGROUND_{field.upper()}"] = str(value)
     try:
@@ -66,8 +75,13 @@ def main(argv: list[str] | None = None) -> None:
         host = "127.0.0.1" if settings.host in ("0.0.0.0", "::") else settings.host
         print(f"Instructor login (starts training runs; keep it to yourself):\n"
               f"    http://{host}:{settings.port}/login#token={token}", flush=True)
+    proxies = settings.forwarded_allow_ips.strip()
     uvicorn.run("app.main:create_app", factory=True, host=settings.host, port=settings.port,
-                workers=settings.workers, log_level=settings.log_level.lower())
+                workers=settings.workers, log_level=settings.log_level.lower(),
+                # header timeout, write-stall cut, JSON 400 (app/protocol.py)
+                http="app.protocol:GuardedProtocol",
+                # X-Forwarded-* only from a configured proxy (uvicorn would trust 127.0.0.1's)
+                proxy_headers=bool(proxies), forwarded_allow_ips=proxies or None)
 
 
 if __name__ == "__main__":

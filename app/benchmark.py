@@ -1,36 +1,53 @@
-"""Serving benchmark: `python -m app.benchmark [--models-dir models]`. Prints figures, asserts nothing.
+"""Serving benchmark: `python -m app.benchmark [--models-dir models] [--with-training]`. Prints
+figures, asserts nothing.
 
 1. GPT at full context, in process: the KV-cached sampler vs recomputing a full forward of the
    last `context` characters for every new character, and the speed-up.
-2. Streaming over HTTP, end to end, against a live uvicorn server (a subprocess on 127.0.0.1).
-3. Mask-fill: the in-process cost of one BERT forward at ~100 characters, then a closed-loop
-   load generator (raw asyncio HTTP/1.1, keep-alive, so the client costs little CPU) at N
-   concurrent connections: served req/s, p50, p99, and served / (cores / in-process cost).
-4. Server memory: VmRSS of each server process.
+2. In process, one request at a time: the cost of each endpoint of a class's mix (the endpoint
+   function itself: validation, model, JSON) and the mix's mean; the ideal rate is cores / mean.
+3. Against a live server (a `python -m app` subprocess on 127.0.0.1): streaming speed end to end,
+   then an OPEN-LOOP load: Poisson arrivals of the mix (60 % mask-fill, 20 % next-token, 10 %
+   generate 50 characters, 10 % NSP) at rising rates, each request sent at its time whatever the
+   others are doing, as a class does. Per rate and endpoint: p50/p99 and refusals. "Class
+   capacity" is the highest rate at which every endpoint's p99 stays <= 250 ms with nothing
+   refused; it is printed as a fraction of the ideal rate. (A closed loop of N connections
+   cannot show this: by Little's law it only measures N / throughput.)
+4. With --with-training: the mix at --training-rate, without and then with a training run
+   (`nice -n 10 python -m training ...`) on the same machine, and the p99 ratio.
+5. Server memory (VmRSS) at start, after the load, and after a burst of 200 streams.
+
+The load generator runs in its own process at niceness +10 (below the server), so that on a
+machine with few cores its CPU use does not show up as server latency.
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
 import json
-import os
-import socket
+import random
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import httpx
 import numpy as np
 
+from .bench_common import (NICE, RawConnection, percentile, rss_mb, run_niced, server_pids, start_server,
+                           stop_server)
 from .config import REPO, Settings
-from .contract import FIRST_CHAR, MASK, MASK_MARKER
+from .contract import FIRST_CHAR, MASK_MARKER
 from .registry import ModelSet as Models, read_meta
-from .runtime import Runtime
+from .runtime import Runtime, cores
 from .sampling import draw, sampling_distribution
 
 SAMPLE = ("Now is the winter of our discontent made glorious summer by this sun of York; and all the "
           "clouds that lour'd upon our house in the deep bosom of the ocean buried. ")
+TARGET_P99_MS = 250.0
+# (label, path, share of the arrivals)
+MIX = [("mask-fill", "/api/mask-fill", 0.6), ("next-token", "/api/next-token", 0.2),
+       ("generate", "/api/generate", 0.1), ("nsp", "/api/nsp/predict", 0.1)]
 
 
 def text_of(models: Models, n: int) -> str:
@@ -43,8 +60,7 @@ def bench_gpt(models: Models, chars: int, recompute_chars: int, rounds: int = 5)
     gpt = models.gpt
     ctx = gpt.context
     prompt, _ = models.vocab.encode(text_of(models, ctx))
-    # Warm up both paths (first runs allocate).
-    for _ in gpt.generate(prompt, 3, 1.0, 0, 1.0, 0):
+    for _ in gpt.generate(prompt, 3, 1.0, 0, 1.0, 0):  # warm up (first runs allocate)
         pass
     speeds = []
     for r in range(rounds):  # the median of several rounds: this machine's speed drifts
@@ -66,33 +82,54 @@ def bench_gpt(models: Models, chars: int, recompute_chars: int, rounds: int = 5)
     print(f"  KV-cached sampler     {cached:9.0f} chars/s  (median of {rounds} x {chars} chars, range {min(speeds):.0f}-{max(speeds):.0f}; "
           f"re-prefill every {ctx // 2})  target >= 3000")
     print(f"  recompute every char  {recompute:9.0f} chars/s  (full forward of {ctx} chars per char)")
-    print(f"  speed-up              {cached / recompute:9.1f} x   target >= 15x")
+    print(f"  cached / recompute    {cached / recompute:9.1f} x   target >= 15x")
     return cached
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def mix_bodies(models: Models) -> dict[str, dict]:
+    """One request body per endpoint of the mix, in the model's vocabulary."""
+    n = max(4, min(100, models.bert.context - 2))
+    text = text_of(models, n)
+    mid = n // 2
+    half = max(1, min(50, (models.bert.context - 3) // 2))
+    return {
+        "mask-fill": {"text": text[:mid] + MASK_MARKER + text[mid + 1:], "top_k": 8},
+        "next-token": {"prompt": text_of(models, 60), "temperature": 0.8},
+        "generate": {"prompt": text_of(models, 40), "max_new_tokens": 50, "temperature": 0.8, "seed": 1},
+        "nsp": {"a": text_of(models, half), "b": text_of(models, half + 7)[7:]},
+    }
 
 
-def start_server(models_dir: Path, port: int, workers: int, threads: int, thread_pool: int) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "app", "--port", str(port), "--models-dir", str(models_dir), "--workers", str(workers),
-           "--threads", str(threads), "--thread-pool", str(thread_pool), "--log-level", "warning"]
-    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    proc = subprocess.Popen(cmd, env=env, cwd=str(REPO))
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError("the server exited during startup")
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=1).status_code == 200:
-                return proc
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    proc.terminate()
-    raise RuntimeError("the server did not start within 60 s")
+def bench_costs(models_dir: Path, bodies: dict[str, dict], calls: int) -> dict[str, float]:
+    """Seconds per request of each endpoint function, in process, one at a time (median)."""
+    from .main import load_registry
+    from .routers import generation, mask_fill, nsp
+    from .schemas import GenerateRequest, MaskFillRequest, NextTokenRequest, NSPRequest
+
+    registry = load_registry(Settings(models_dir=models_dir))
+    endpoints = {
+        "mask-fill": lambda: mask_fill.mask_fill(MaskFillRequest(**bodies["mask-fill"]), registry),
+        "next-token": lambda: generation.next_token(NextTokenRequest(**bodies["next-token"]), registry),
+        "generate": lambda: generation.generate(GenerateRequest(**bodies["generate"]), registry),
+        "nsp": lambda: nsp.predict(NSPRequest(**bodies["nsp"]), registry),
+    }
+    costs = {}
+    for label, call in endpoints.items():
+        for _ in range(3):
+            call()
+        times = []
+        for _ in range(calls):
+            t = time.perf_counter()
+            call()
+            times.append(time.perf_counter() - t)
+        costs[label] = float(np.median(times))
+    mean = sum(share * costs[label] for label, _, share in MIX)
+    print(f"In process, one request at a time (median of {calls}):")
+    for label, _, share in MIX:
+        print(f"  {label:<11} {costs[label] * 1000:7.2f} ms   ({share:.0%} of the mix)")
+    print(f"  mix mean    {mean * 1000:7.2f} ms   ideal rate = {cores()} cores / mean = {cores() / mean:.0f} req/s")
+    costs["mean"] = mean
+    return costs
 
 
 def bench_stream(base: str, prompt: str, chars: int) -> None:
@@ -114,124 +151,199 @@ def bench_stream(base: str, prompt: str, chars: int) -> None:
     print(f"  {got / dt:9.0f} chars/s end to end  ({events} events, first after {first * 1000:.0f} ms)  target >= 1000")
 
 
-def bench_bert(models: Models, n_chars: int, calls: int) -> tuple[str, float]:
-    bert = models.bert
-    n = max(2, min(n_chars, bert.context - 2))
-    text = text_of(models, n)
-    mid = n // 2
-    ids, _ = models.vocab.encode(text)
-    ids[mid] = MASK
-    text = text[:mid] + MASK_MARKER + text[mid + 1:]  # the same input for the HTTP load
-    for _ in range(5):
-        bert.fill(ids, [mid], 8)
-    times = []
-    for _ in range(calls):
-        t = time.perf_counter()
-        bert.fill(ids, [mid], 8)
-        times.append(time.perf_counter() - t)
-    cost = float(np.median(times))
-    print(f"Mask-fill, in process: one BERT forward at {n} chars = {cost * 1000:.2f} ms (median of {calls})")
-    return text, cost
+# ---- the open-loop load (runs in the niced load process)
+async def _open_loop(url: str, bodies: dict[str, bytes], rate: float, seconds: float, seed: int) -> dict:
+    rng = random.Random(seed)
+    labels = [label for label, _, _ in MIX]
+    paths = {label: path for label, path, _ in MIX}
+    weights = [share for _, _, share in MIX]
+    idle: list[RawConnection] = [await RawConnection(url).open() for _ in range(16)]
+    results: dict[str, list] = {label: [] for label in labels}
+    refused: dict[str, int] = dict.fromkeys(labels, 0)
+    late: list[float] = []
+
+    async def one(label: str, due: float) -> None:
+        late.append((time.perf_counter() - due) * 1000)
+        for attempt in range(2):  # an idle connection the server closed meanwhile: once more on a new one
+            conn = idle.pop() if idle and not attempt else await RawConnection(url).open()
+            try:
+                status, ms, _ = await conn.request("POST", paths[label], bodies[label])
+                break
+            except ConnectionResetError:
+                conn.close()
+            except (OSError, asyncio.IncompleteReadError, ValueError, IndexError):
+                refused[label] += 1
+                conn.close()
+                return
+        else:
+            refused[label] += 1
+            return
+        idle.append(conn)
+        if status == 200:
+            results[label].append(ms)
+        else:
+            refused[label] += 1
+
+    tasks = []
+    start = time.perf_counter()
+    due = start
+    while True:
+        due += rng.expovariate(rate)  # Poisson arrivals: exponential gaps
+        if due - start > seconds:
+            break
+        await asyncio.sleep(max(0.0, due - time.perf_counter()))
+        tasks.append(asyncio.create_task(one(rng.choices(labels, weights)[0], due)))
+    await asyncio.gather(*tasks)
+    for conn in idle:
+        conn.close()
+    return {"latency": results, "refused": refused, "late_p99": percentile(late, 99),
+            "sent": len(tasks), "seconds": time.perf_counter() - start}
 
 
-async def _worker(port: int, payload: bytes, stop: float, latencies: list, errors: list) -> None:
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    request = (b"POST /api/mask-fill HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-               b"Content-Length: " + str(len(payload)).encode() + b"\r\n\r\n" + payload)
-    try:
-        while time.perf_counter() < stop:
-            t = time.perf_counter()
-            writer.write(request)
-            head = await reader.readuntil(b"\r\n\r\n")
-            length = 0
-            for line in head.split(b"\r\n"):
-                if line.lower().startswith(b"content-length:"):
-                    length = int(line.split(b":")[1])
-            await reader.readexactly(length)
-            if not head.startswith(b"HTTP/1.1 200"):
-                errors.append(head.split(b"\r\n")[0])
-            latencies.append(time.perf_counter() - t)
-    finally:
-        writer.close()
+def open_loop(url: str, bodies: dict[str, dict], rate: float, seconds: float, seed: int = 0) -> dict:
+    raw = {label: json.dumps(body).encode() for label, body in bodies.items()}
+    return asyncio.run(_open_loop(url, raw, rate, seconds, seed))
 
 
-async def _load(port: int, payload: bytes, connections: int, seconds: float) -> tuple[list, list, float]:
-    latencies: list = []
-    errors: list = []
-    # A short warm-up, not counted.
-    await asyncio.gather(*[_worker(port, payload, time.perf_counter() + 0.5, [], []) for _ in range(connections)])
-    t = time.perf_counter()
-    await asyncio.gather(*[_worker(port, payload, t + seconds, latencies, errors) for _ in range(connections)])
-    return latencies, errors, time.perf_counter() - t
+def rate_ok(r: dict) -> bool:
+    return not any(r["refused"].values()) and all(
+        values and percentile(values, 99) <= TARGET_P99_MS for values in r["latency"].values())
 
 
-def bench_load(port: int, text: str, cost: float, connections: int, seconds: float) -> None:
-    payload = json.dumps({"text": text}).encode()
-    latencies, errors, dt = asyncio.run(_load(port, payload, connections, seconds))
-    cores = os.cpu_count() or 1
-    served = len(latencies) / dt
-    ideal = cores / cost
-    p50, p99 = (np.percentile(latencies, q) * 1000 for q in (50, 99)) if latencies else (float("nan"),) * 2
-    print(f"Mask-fill over HTTP, {connections} keep-alive connections for {seconds:g} s:")
-    print(f"  served {served:8.0f} req/s   p50 {p50:6.1f} ms   p99 {p99:6.1f} ms  (target p99 <= 100 ms)   errors {len(errors)}")
-    print(f"  ideal  {ideal:8.0f} req/s   ({cores} cores / in-process cost)   served/ideal {served / ideal:6.1%}  target >= 70 %")
+def print_rate(rate: float, r: dict) -> None:
+    cells = []
+    for label, _, _ in MIX:
+        values = r["latency"][label]
+        cells.append(f"{label} {percentile(values, 50):6.1f}/{percentile(values, 99):6.1f}"
+                     + (f" ({r['refused'][label]} refused)" if r["refused"][label] else ""))
+    print(f"  {rate:5.0f} req/s  " + "  ".join(cells) + f"  | sent late p99 {r['late_p99']:.1f} ms"
+          + ("" if rate_ok(r) else "  OVER"))
 
 
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+def bench_open_loop(url: str, bodies: dict, rates: list[float], seconds: float, ideal: float) -> None:
+    print(f"Open-loop mixed load (Poisson arrivals, {seconds:g} s per rate; p50/p99 ms per endpoint; "
+          f"load generator at niceness +{NICE}):")
+    run_niced(open_loop, url, bodies, 5.0, 2.0)  # warm up, not counted
+    capacity, at_capacity, failed = 0.0, None, 0
+    for rate in rates:
+        r = run_niced(open_loop, url, bodies, rate, seconds, int(rate))
+        print_rate(rate, r)
+        if rate_ok(r):
+            capacity, at_capacity, failed = rate, r, 0
+        else:
+            failed += 1
+            if failed == 2:  # two rates in a row over the target (one can be a blip of a shared machine)
+                break
+    if not at_capacity:
+        print(f"  class capacity: none of the rates kept every p99 <= {TARGET_P99_MS:.0f} ms")
+        return
+    gen, mask = (percentile(at_capacity["latency"][k], 99) for k in ("generate", "mask-fill"))
+    print(f"  class capacity {capacity:.0f} req/s (every endpoint's p99 <= {TARGET_P99_MS:.0f} ms, none refused) = "
+          f"{capacity / ideal:.0%} of the ideal {ideal:.0f} req/s  target >= 60 %")
+    print(f"  at capacity: generate p99 {gen:.1f} ms = {gen / mask:.1f} x mask-fill's {mask:.1f} ms  target <= 3x")
 
 
-def server_pids(root: int) -> list[int]:
-    """The server process and, with --workers > 1, its worker children (uvicorn's supervisor
-    holds no models, so each worker is reported)."""
-    children = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
+def start_training(out: Path) -> subprocess.Popen:
+    """A training run beside the server, as the live-training page starts one (CONTRACT.md §C)."""
+    help_text = subprocess.run([sys.executable, "-m", "training", "--help"], cwd=str(REPO),
+                               capture_output=True, text=True).stdout
+    if " live" in help_text or "{live" in help_text or ",live" in help_text:
+        args = ["live", "--out", str(out), "--families", "gpt,bert", "--minutes", "2", "--threads", "1"]
+    else:  # before `training live` exists: one family
+        args = ["train", "gpt", "--minutes", "2", "--threads", "1", "--out", str(out)]
+    cmd = ["nice", "-n", str(NICE), sys.executable, "-m", "training", *args]
+    print(f"  training: {' '.join(cmd[3:])} (at niceness +{NICE})")
+    return subprocess.Popen(cmd, cwd=str(REPO), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def bench_with_training(url: str, bodies: dict, rate: float, seconds: float) -> None:
+    print(f"Open-loop mixed load at {rate:g} req/s, without and with a training run ({seconds:g} s each):")
+    without = run_niced(open_loop, url, bodies, rate, seconds, 1)
+    print_rate(rate, without)
+    with tempfile.TemporaryDirectory() as tmp:
+        trainer = start_training(Path(tmp) / "run")
         try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == root:
-            children.append(int(stat.parent.name))
-    return children or [root]
+            time.sleep(15)  # past torch's import and the first steps: measure while it trains
+            if trainer.poll() is not None:
+                print(f"  the training run ended early (exit code {trainer.returncode}); no comparison")
+                return
+            with_run = run_niced(open_loop, url, bodies, rate, seconds, 1)
+            still = trainer.poll() is None
+        finally:
+            trainer.terminate()
+            try:
+                trainer.wait(15)
+            except subprocess.TimeoutExpired:
+                trainer.kill()
+    print_rate(rate, with_run)
+    if not still:
+        print("  (the training run ended during the measurement)")
+    for label, _, _ in MIX:
+        a, b = percentile(without["latency"][label], 99), percentile(with_run["latency"][label], 99)
+        print(f"  {label:<11} p99 {a:6.1f} ms without, {b:6.1f} ms with a run: {b / a:4.1f} x  target <= 2x")
+
+
+async def _burst(url: str, n: int, chars: int) -> int:
+    async def one(i: int) -> int:
+        conn = await RawConnection(url).open()
+        try:
+            return (await conn.request("GET", f"/api/generate/stream?prompt=The%20king&max_new_tokens={chars}&seed={i}"))[0]
+        finally:
+            conn.close()
+
+    return sum(s == 200 for s in await asyncio.gather(*(one(i) for i in range(n))))
+
+
+def burst(url: str, n: int, chars: int) -> int:
+    return asyncio.run(_burst(url, n, chars))
+
+
+def print_rss(when: str, pid: int) -> None:
+    for p in server_pids(pid):
+        print(f"  {when:<28} pid {p}: {rss_mb(p):6.1f} MB  target <= 150 MB per worker")
 
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="python -m app.benchmark", description=__doc__.split("\n")[0])
-    p.add_argument("--models-dir", default=str(Settings().models_dir))
+    p.add_argument("--models-dir", type=Path, default=Settings().models_dir)
     p.add_argument("--chars", type=int, default=1000, help="characters for the cached sampler and the stream")
     p.add_argument("--recompute-chars", type=int, default=100, help="characters for the recompute loop")
-    p.add_argument("--connections", type=int, default=50)
-    p.add_argument("--seconds", type=float, default=10.0, help="duration of the mask-fill load")
+    p.add_argument("--calls", type=int, default=100, help="in-process calls per endpoint")
+    p.add_argument("--rates", default="20,40,60,80,100,120,140,160,180,200,240,280",
+                   help="open-loop arrival rates, req/s (the sweep stops after two rates in a row over the target)")
+    p.add_argument("--seconds", type=float, default=10.0, help="duration of each open-loop rate")
+    p.add_argument("--with-training", action="store_true", help="also measure the mix with a training run beside")
+    p.add_argument("--training-rate", type=float, default=20.0)
+    p.add_argument("--burst", type=int, default=200, help="streams at once for the memory figure (0 = none)")
     p.add_argument("--workers", type=int, default=1)
     p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--thread-pool", type=int, default=0)
     args = p.parse_args(argv)
-    models_dir = Path(args.models_dir)
-    models = Models.load(read_meta(models_dir), Runtime(args.threads))
+    models = Models.load(read_meta(args.models_dir), Runtime(args.threads))
     if models.gpt is None or models.bert is None:
-        sys.exit(f"cannot benchmark: models missing or broken in {models_dir}: {models.problems}")
-    print(f"models: {models_dir}  cores: {os.cpu_count()}  onnxruntime threads: {args.threads}  workers: {args.workers}")
+        sys.exit(f"cannot benchmark: models missing or broken in {args.models_dir}: {models.problems}")
+    print(f"models: {args.models_dir}  cores: {cores()}  onnxruntime threads: {args.threads}  workers: {args.workers}")
     bench_gpt(models, args.chars, args.recompute_chars)
-    text, cost = bench_bert(models, 100, 200)
+    bodies = mix_bodies(models)
     prompt = text_of(models, models.gpt.context)
-    del models  # the server gets the cores and memory
-    port = free_port()
-    server = start_server(models_dir, port, args.workers, args.threads, args.thread_pool)
+    del models
+    costs = bench_costs(args.models_dir, bodies, args.calls)
+    ideal = cores() / costs["mean"]
+    server, url = start_server(args.models_dir, ["--workers", str(args.workers), "--threads", str(args.threads)])
     try:
-        bench_stream(f"http://127.0.0.1:{port}", prompt, args.chars)
-        bench_load(port, text, cost, args.connections, args.seconds)
         print("Server memory (VmRSS):")
-        for pid in server_pids(server.pid):
-            print(f"  pid {pid}: {rss_mb(pid):6.1f} MB  target <= 150 MB per worker")
+        print_rss("at start", server.pid)
+        bench_stream(url, prompt, args.chars)
+        bench_open_loop(url, bodies, [float(r) for r in args.rates.split(",") if r], args.seconds, ideal)
+        if args.with_training:
+            bench_with_training(url, bodies, args.training_rate, args.seconds)
+        print("Server memory (VmRSS):")
+        print_rss("after the open-loop load", server.pid)
+        if args.burst:
+            ok = run_niced(burst, url, args.burst, 200)
+            time.sleep(2)
+            print_rss(f"2 s after {args.burst} streams ({ok} ok)", server.pid)
     finally:
-        server.terminate()
-        try:
-            server.wait(10)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        stop_server(server)
 
 
 if __name__ == "__main__":

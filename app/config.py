@@ -42,10 +42,30 @@ class Settings(BaseSettings):
     # at once per process; the next one is answered 503 + Retry-After at once instead of queueing
     # without bound (app/admission.py). 0 = no cap. Never per IP: a class shares one NAT address.
     max_concurrent_requests: int = Field(64, ge=0, le=100_000)
+    # Generations (POST /api/generate and the streams: up to 1000 model runs each) may hold at most
+    # this fraction of those slots, so that long generations never fill them all.
+    generation_share: float = Field(0.5, gt=0, le=1)
     # Server-sent events: one event per ~flush_ms or per flush_chars characters, whichever
     # comes first, so HTTP framing does not cap generation speed.
     stream_flush_ms: float = Field(10.0, gt=0)
     stream_flush_chars: int = Field(64, ge=1)
+    # Slow clients (app/middleware.py, app/protocol.py): a request body must arrive in full within
+    # body_timeout_s (else 408); request headers within header_timeout_s of the connection's start
+    # or its last response (else the connection is closed: Slowloris); a connection whose writes
+    # stay blocked on a client that does not read for send_timeout_s is aborted (a client that
+    # reads, however slowly, keeps unblocking them and is never cut). 0 = no limit.
+    body_timeout_s: float = Field(10.0, ge=0)
+    header_timeout_s: float = Field(10.0, ge=0)
+    send_timeout_s: float = Field(30.0, ge=0)
+    # Host names served besides localhost, this machine's name and its own addresses
+    # (app/hosts.py); "*" = any. From the environment as a JSON list.
+    allowed_hosts: list[str] = []
+    # Proxies whose X-Forwarded-For/-Proto are believed (comma-separated addresses, "*" = any);
+    # empty = none: without a proxy, those headers are whatever the client wrote.
+    forwarded_allow_ips: str = ""
+    # Compress answers of at least this many bytes when the client accepts gzip (never the
+    # event streams); 0 = off.
+    gzip_min_bytes: int = Field(1000, ge=0)
     log_level: str = "info"
     # Training runs (app/runs.py, the /train page). Runs persist under data_dir (gitignored here).
     data_dir: Path = REPO / "data"

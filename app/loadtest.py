@@ -17,11 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import random
-import socket
-import subprocess
-import sys
 import tempfile
 import time
 from collections import defaultdict
@@ -29,6 +25,7 @@ from pathlib import Path
 
 import httpx
 
+from .bench_common import RawConnection, percentile, rss_mb, start_server, stop_server
 from .config import REPO, Settings
 
 LINES = [
@@ -44,23 +41,6 @@ LINES = [
 PAGES = ["/", "/mask-fill", "/generate", "/nsp", "/attention"]
 ASSETS = ["/static/style.css", "/static/common.js", "/static/favicon.svg"]
 TIMEOUT = httpx.Timeout(30.0)
-
-
-def rss_mb(pid: int | None) -> float | None:
-    if pid is None:
-        return None
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        return None
-    return None
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * len(ordered)) - 1))]
 
 
 class Stats:
@@ -214,38 +194,6 @@ async def classroom(url: str, students: int, seconds: float, pid: int | None, se
     return stats, rss
 
 
-class RawConnection:
-    """One keep-alive HTTP/1.1 connection on asyncio streams: no client library between the
-    stopwatch and the socket, so a burst's latencies are the server's (httpx's pool costs grow
-    with the number of requests in flight and would swamp them)."""
-
-    def __init__(self, url: str):
-        self.host, port = url.removeprefix("http://").split("/")[0].split(":")
-        self.port = int(port)
-
-    async def open(self) -> "RawConnection":
-        self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
-        return self
-
-    async def request(self, method: str, path: str, body: bytes = b"") -> tuple[int, float]:
-        head = (f"{method} {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
-                f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode()
-        start = time.perf_counter()
-        self.writer.write(head + body)
-        await self.writer.drain()
-        status = int((await self.reader.readline()).split()[1])
-        length = 0
-        while (line := await self.reader.readline()) not in (b"\r\n", b""):
-            name, _, value = line.decode("latin-1").partition(":")
-            if name.strip().lower() == "content-length":
-                length = int(value)
-        await self.reader.readexactly(length)
-        return status, (time.perf_counter() - start) * 1000
-
-    def close(self) -> None:
-        self.writer.close()
-
-
 async def burst(url: str, size: int) -> dict:
     """`size` generation requests at once on open connections, and /api/health polled meanwhile."""
     conns = [await RawConnection(url).open() for _ in range(size + 1)]
@@ -259,7 +207,8 @@ async def burst(url: str, size: int) -> dict:
     async def health(stop: asyncio.Event):
         times = []
         while not stop.is_set():
-            times.append((await health_conn.request("GET", "/api/health"))[::-1])
+            status, ms, _ = await health_conn.request("GET", "/api/health")
+            times.append((ms, status))
             await asyncio.sleep(0.02)
         return times
 
@@ -282,33 +231,6 @@ async def burst(url: str, size: int) -> dict:
             out["other"].append(f"HTTP {res[0]}")
     out["health"] = health_times
     return out
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_server(models_dir: Path, cap: int, log: Path) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    cmd = [sys.executable, "-m", "app", "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning",
-           "--models-dir", str(models_dir), "--max-concurrent-requests", str(cap)]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-    proc = subprocess.Popen(cmd, cwd=str(REPO), env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"the server exited (code {proc.returncode}); log:\n{log.read_text()[-2000:]}")
-        try:
-            if httpx.get(url + "/api/health", timeout=1).status_code == 200:
-                return proc, url
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    proc.terminate()
-    raise SystemExit("the server did not start within 60 s")
 
 
 def report(stats: Stats, rss: list, students: int, seconds: float) -> None:
@@ -370,7 +292,8 @@ def main(argv: list[str] | None = None) -> None:
         if args.url:
             url, pid, cap = args.url.rstrip("/"), args.pid, None
         else:
-            proc, url = start_server(args.models_dir, args.cap, Path(tmp) / "server.log")
+            proc, url = start_server(args.models_dir, ["--max-concurrent-requests", str(args.cap)],
+                                     log=Path(tmp) / "server.log")
             pid, cap = proc.pid, args.cap
             print(f"server: {url} (pid {pid}, models {args.models_dir}, max_concurrent_requests {cap})")
         try:
@@ -380,11 +303,7 @@ def main(argv: list[str] | None = None) -> None:
             report_burst(asyncio.run(burst(url, size)), size, cap)
         finally:
             if proc is not None:
-                proc.terminate()
-                try:
-                    proc.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
+                stop_server(proc)
                 log = (Path(tmp) / "server.log").read_text()
                 if "Traceback" in log:
                     print("\nserver log (tracebacks):\n" + log[-3000:])

@@ -1,8 +1,10 @@
 """The FastAPI application, assembled: settings, the model registry (lifespan), middleware,
 routers, pages and static files. Errors: app/errors.py; models: app/registry.py.
 
-Middleware, outermost first: security headers (app/security.py), admission control
-(app/admission.py), body size limit (app/middleware.py)."""
+Middleware, outermost first: security headers (app/security.py), Host allow-list (app/hosts.py),
+admission control (app/admission.py), gzip (Starlette's; never the event streams), body size and
+time limits (app/middleware.py). Below them all, `python -m app` runs uvicorn with the header and
+write-stall timeouts of app/protocol.py."""
 from __future__ import annotations
 
 import asyncio
@@ -11,15 +13,17 @@ from contextlib import asynccontextmanager
 
 from anyio import to_thread
 from fastapi import FastAPI
+from fastapi.middleware.gzip import GZipMiddleware
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
 from . import __version__, auth, errors, openapi
 from .admission import AdmissionControl, AdmissionState
 from .config import Settings
+from .hosts import HostAllowList
 from .middleware import BodySizeLimit
 from .registry import Registry
-from .routers import attention, compare, concepts, generation, mask_fill, meta, nsp, objectives, runs
+from .routers import attention, compare, concepts, docs, generation, mask_fill, meta, nsp, objectives, runs
 from .runs import RunManager
 from .runtime import Runtime, limit_malloc_arenas
 from .security import HEADERS, SecurityHeaders
@@ -69,19 +73,23 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.registry = None
     app.state.active_streams = 0  # generation streams in flight (tests check it returns to 0)
     app.state.templates = Jinja2Templates(directory=str(settings.templates_dir))
-    app.state.admission = AdmissionState(max_in_flight=settings.max_concurrent_requests)
+    app.state.admission = AdmissionState(max_in_flight=settings.max_concurrent_requests,
+                                          generation_share=settings.generation_share)
     errors.install_handlers(app, HEADERS)
     openapi.install(app)
     # add_middleware puts each one outside the ones added before it
     # A training text may be larger than an inference body (JSON escaping: up to 2x + room)
-    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes,
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes, timeout_s=settings.body_timeout_s or None,
                        paths={"/api/runs": 2 * settings.max_corpus_bytes + 64 * 1024})
+    if settings.gzip_min_bytes:  # text/event-stream is in Starlette's excluded types: streams stay unbuffered
+        app.add_middleware(GZipMiddleware, minimum_size=settings.gzip_min_bytes, compresslevel=5)
     app.add_middleware(AdmissionControl, state=app.state.admission)
+    app.add_middleware(HostAllowList, allowed=settings.allowed_hosts)
     app.add_middleware(SecurityHeaders)
     if settings.static_dir.is_dir():  # without the applets' files /static/... is a plain 404
         app.mount("/static", StaticFiles(directory=str(settings.static_dir)), name="static")
     for router in (meta.router, mask_fill.router, generation.router, nsp.router, attention.router,
-                   compare.router, objectives.router, concepts.router, runs.router):
+                   compare.router, objectives.router, concepts.router, runs.router, docs.router):
         app.include_router(router)
     return app
 

@@ -93,7 +93,13 @@ def limit_malloc_arenas(arenas: int = 2) -> None:
     if not sys.platform.startswith("linux"):
         return
     try:
-        ctypes.CDLL("libc.so.6").mallopt(-8, arenas)  # -8 = M_ARENA_MAX
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallopt(-8, arenas)  # -8 = M_ARENA_MAX
+        # A fixed mmap threshold (-3 = M_MMAP_THRESHOLD): blocks of 128 KiB and more (a generation's
+        # KV-cache buffers, 196 KiB each) are mapped and unmapped on their own. glibc would otherwise
+        # raise the threshold after the first such free and serve them from the heap, which keeps
+        # them: RSS 123 -> 175 MB after bursts of 32 streams, 120 -> 130 MB with this.
+        libc.mallopt(-3, 128 * 1024)
     except (OSError, AttributeError):
         pass
 

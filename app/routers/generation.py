@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
-from fastapi.responses import HTMLResponse, StreamingResponse
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import HTMLResponse
+from fastapi.sse import EventSourceResponse, ServerSentEvent
 from starlette.concurrency import run_in_threadpool
 
 from .. import deps
@@ -25,7 +26,10 @@ log = logging.getLogger("app")
 STREAM_DOC = """Server-sent events: `event: token` with data {"text": "<1+ new characters>", "steps": [...]}
 (several characters per event, about every 10 ms), then `event: done` with data {"text": "<all new
 characters>", "context_used": int, "unknown_chars": [...]}. Generation stops when the client
-disconnects. Should generation fail midway, an `event: error` with data {"detail": ...} ends the stream. Same parameters and rules as /api/generate: the same seed gives the same text."""
+disconnects. Should generation fail midway, an `event: error` with data {"detail": ...} ends the stream.
+Lines starting with `:` are keep-alive comments. Same parameters and rules as /api/generate: the same
+seed gives the same text. POST takes the parameters as a JSON body: use it for long prompts (a URL has
+a length limit)."""
 
 
 def encode_prompt(model: GPT, req) -> tuple[list[int], list[dict]]:
@@ -98,13 +102,17 @@ def take_batch(steps: Iterator[Step], vocab: Vocab, seconds: float, max_chars: i
     return out, True, None
 
 
-def sse(event: str, data: dict) -> str:
-    return f"event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
+def sse(event: str, data: dict) -> ServerSentEvent:
+    # raw_data: our own compact JSON (FastAPI's jsonable_encoder would walk every float of every step)
+    return ServerSentEvent(event=event, raw_data=json.dumps(data, separators=(",", ":")))
 
 
-async def event_stream(request: Request, vocab: Vocab, steps: Iterator[Step], used: int, unknown: list[dict]):
-    """Batches of characters as SSE events. The sampler runs in the thread pool one batch at a
-    time, so after a disconnect at most one batch (~10 ms) of work is spent."""
+async def event_stream(request: Request, vocab: Vocab, steps: Iterator[Step], used: int,
+                       unknown: list[dict]) -> AsyncIterator[ServerSentEvent]:
+    """Batches of characters as SSE events (fastapi.sse formats them; a comment line keeps an idle
+    stream open). The sampler runs in the thread pool one batch at a time, so after a disconnect at
+    most one batch (~10 ms) of work is spent: Starlette cancels the response when the client leaves,
+    and the check between batches catches what the cancellation does not."""
     settings, state = request.app.state.settings, request.app.state
     state.active_streams += 1
     parts: list[str] = []
@@ -131,27 +139,62 @@ async def event_stream(request: Request, vocab: Vocab, steps: Iterator[Step], us
         state.active_streams -= 1
 
 
-def stream(request: Request, req: GenerateRequest, model: GPT) -> StreamingResponse:
+def open_stream(request: Request, req: GenerateRequest, model: GPT) -> AsyncIterator[ServerSentEvent]:
+    """Everything that can be refused (unknown model, bad top_k) is refused here, while a 4xx can
+    still be sent: the event stream itself starts with a 200."""
     ids, unknown = encode_prompt(model, req)
-    body = event_stream(request, model.vocab, start(model, req, ids), min(len(ids), model.context), unknown)
-    # no-cache / X-Accel-Buffering: proxies must pass events through as they come
-    return StreamingResponse(body, media_type="text/event-stream",
-                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    return event_stream(request, model.vocab, start(model, req, ids), min(len(ids), model.context), unknown)
+
+
+# The streams are made in dependencies that close them when the request ends (scope="request":
+# after the response). fastapi.sse cancels its producer when the client leaves but leaves the
+# generator to the garbage collector; closing it here frees the sampler and its KV cache at once.
+async def stream_from_query(request: Request, params: Annotated[GenerateQuery, Query()],
+                            registry: deps.RegistryDep) -> AsyncIterator[AsyncIterator[ServerSentEvent]]:
+    stream = open_stream(request, params, registry.gpt(params.model))
+    try:
+        yield stream
+    finally:
+        await stream.aclose()
+
+
+async def stream_from_body(request: Request, req: GenerateRequest,
+                           registry: deps.RegistryDep) -> AsyncIterator[AsyncIterator[ServerSentEvent]]:
+    stream = open_stream(request, req, registry.gpt(req.model))
+    try:
+        yield stream
+    finally:
+        await stream.aclose()
 
 
 SSE_RESPONSE = {200: {"content": {"text/event-stream": {}}, "description": "Server-sent events"}}
 
 
-@router.get("/api/generate/stream", response_class=StreamingResponse, description=STREAM_DOC,
-            responses={**SSE_RESPONSE, **deps.errors(404, 409, 422, 503)})
-async def generate_stream_get(request: Request, params: Annotated[GenerateQuery, Query()], registry: deps.RegistryDep):
-    return stream(request, params, registry.gpt(params.model))
+def json_errors(*statuses: int) -> dict:
+    """deps.errors, with the JSON content type spelled out: FastAPI would document a `model` of an
+    EventSourceResponse route under text/event-stream, but the errors come before the stream, as JSON."""
+    ref = {"schema": {"$ref": "#/components/schemas/ErrorBody"}}
+    return {s: {"description": e["description"], "content": {"application/json": ref}}
+            for s, e in deps.errors(*statuses).items()}
 
 
-@router.post("/api/generate/stream", response_class=StreamingResponse, description=STREAM_DOC,
-             responses={**SSE_RESPONSE, **deps.INFERENCE_ERRORS})
-async def generate_stream_post(request: Request, req: GenerateRequest, registry: deps.RegistryDep):
-    return stream(request, req, registry.gpt(req.model))
+
+@router.get("/api/generate/stream", response_class=EventSourceResponse, description=STREAM_DOC,
+            responses={**SSE_RESPONSE, **json_errors(404, 409, 422, 503)})
+async def generate_stream_get(
+        stream: Annotated[AsyncIterator[ServerSentEvent], Depends(stream_from_query, scope="request")]
+) -> AsyncIterator[ServerSentEvent]:
+    async for event in stream:
+        yield event
+
+
+@router.post("/api/generate/stream", response_class=EventSourceResponse, description=STREAM_DOC,
+             responses={**SSE_RESPONSE, **json_errors(400, 404, 409, 413, 422, 503)})
+async def generate_stream_post(
+        stream: Annotated[AsyncIterator[ServerSentEvent], Depends(stream_from_body, scope="request")]
+) -> AsyncIterator[ServerSentEvent]:
+    async for event in stream:
+        yield event
 
 
 @router.api_route("/generate", methods=["GET", "HEAD"], response_class=HTMLResponse, include_in_schema=False)

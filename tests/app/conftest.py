@@ -12,6 +12,15 @@ from app.runtime import Runtime
 from app.main import create_app
 
 
+@pytest.fixture(scope="session", autouse=True)
+def testclient_host():
+    """TestClient sends `Host: testserver`: allow that name (app/hosts.py refuses unknown hosts)."""
+    import os
+
+    os.environ.setdefault("PLAYGROUND_ALLOWED_HOSTS", '["testserver"]')
+    yield
+
+
 @pytest.fixture(scope="session")
 def models(tiny_models_dir) -> ModelSet:
     return ModelSet.load(read_meta(tiny_models_dir), Runtime())

@@ -131,7 +131,7 @@ def test_declared_body_over_the_limit_is_refused_before_it_is_sent(capped):
     _, url, _ = capped
     host, port = url.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port)), timeout=10) as s:
-        s.sendall(b"POST /api/next-token HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        s.sendall(b"POST /api/next-token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                   b"Content-Length: 1000000000\r\n\r\n")
         head = s.recv(4096).decode()
     assert head.startswith("HTTP/1.1 413")
@@ -143,7 +143,7 @@ def test_chunked_body_is_counted_as_it_arrives(capped):
     _, url, _ = capped
     host, port = url.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port)), timeout=10) as s:
-        s.sendall(b"POST /api/next-token HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        s.sendall(b"POST /api/next-token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                   b"Transfer-Encoding: chunked\r\n\r\n")
         chunk = b'{"prompt": "' + b"a" * 500
         s.sendall(b"%x\r\n%s\r\n" % (len(chunk), chunk))
@@ -189,3 +189,31 @@ def test_zero_means_no_cap_and_the_setting_reaches_the_app(tiny_models_dir, monk
     assert Settings().max_concurrent_requests == 64
     monkeypatch.setenv("PLAYGROUND_MAX_CONCURRENT_REQUESTS", "5")
     assert create_app(Settings(models_dir=tiny_models_dir)).state.admission.max_in_flight == 5
+
+
+def test_generations_hold_at_most_their_share_and_the_rest_is_still_served(tiny_models_dir):
+    """Cap 4, share 0.5: two held streams fill the generations' share; a third generation is
+    refused while every other model request is still admitted."""
+    # parallel_runs 3: the two gated streams hold two model slots, BERT gets the third
+    app = create_app(Settings(models_dir=tiny_models_dir, max_concurrent_requests=4, generation_share=0.5,
+                              parallel_runs=3))
+    with live(app) as url:
+        gated = GatedSession(app.state.registry.default.gpt.session)
+        app.state.registry.default.gpt.session = gated
+        admission = app.state.admission
+        with httpx.Client(base_url=url, timeout=10) as a, httpx.Client(base_url=url, timeout=10) as b, \
+                httpx.Client(base_url=url, timeout=10) as other:
+            body = {"prompt": PROMPT, "max_new_tokens": 20}
+            with a.stream("POST", "/api/generate/stream", json=body) as s1, \
+                    b.stream("GET", "/api/generate/stream", params=body) as s2:
+                assert s1.status_code == s2.status_code == 200
+                wait_for(lambda: admission.generations == 2, "both streams to be counted")
+                for path in ("/api/generate", "/api/generate/stream"):
+                    r = other.post(path, json=body)
+                    assert r.status_code == 503 and "more than 2 generations" in r.json()["detail"], path
+                r = other.post("/api/mask-fill", json={"text": "the [MASK]ing"})
+                assert r.status_code == 200  # BERT: not behind the gated GPT session
+                assert admission.in_flight == 2 and admission.rejected == 2
+                gated.gate.set()
+                s1.read(), s2.read()
+        wait_for(lambda: admission.in_flight == 0 and admission.generations == 0, "the streams to leave")

@@ -67,3 +67,31 @@ def test_serving_never_imports_torch_or_training():
     r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
                        env={**os.environ, "PYTHONPATH": str(REPO)})
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_uvicorn_gets_the_guarded_protocol_and_no_proxy_trust_by_default(monkeypatch):
+    import uvicorn
+
+    calls = []
+    monkeypatch.setattr(uvicorn, "run", lambda target, **kw: calls.append(kw))
+    cli.main([])
+    assert calls[-1]["http"] == "app.protocol:GuardedProtocol"
+    assert calls[-1]["proxy_headers"] is False  # X-Forwarded-* from a client are not believed
+    cli.main(["--forwarded-allow-ips", "10.0.0.1", "--allowed-hosts", "playground.lan,other.lan",
+              "--body-timeout", "5", "--header-timeout", "3", "--send-timeout", "20"])
+    assert calls[-1]["proxy_headers"] is True and calls[-1]["forwarded_allow_ips"] == "10.0.0.1"
+    s = Settings()
+    assert s.allowed_hosts == ["playground.lan", "other.lan"]
+    assert (s.body_timeout_s, s.header_timeout_s, s.send_timeout_s) == (5, 3, 20)
+
+
+def test_the_guarded_protocol_reads_its_timeouts_from_the_settings(monkeypatch):
+    from app import protocol
+
+    monkeypatch.setenv("PLAYGROUND_HEADER_TIMEOUT_S", "4")
+    monkeypatch.setenv("PLAYGROUND_SEND_TIMEOUT_S", "7")
+    protocol._timeouts.cache_clear()
+    try:
+        assert protocol._timeouts() == (4.0, 7.0)
+    finally:
+        protocol._timeouts.cache_clear()

@@ -69,3 +69,14 @@ def test_thread_pool_setting_sizes_the_limiter(tiny_models_dir):
     with TestClient(app) as c:
         c.get("/tokens")
     assert limiter_tokens == [7]
+
+
+def test_json_and_pages_are_gzipped_but_event_streams_are_not(client):
+    gz = {"accept-encoding": "gzip"}
+    r = client.post("/api/next-token", json={"prompt": "the king"}, headers=gz)
+    assert r.status_code == 200 and r.headers["content-encoding"] == "gzip" and r.json()["chars"]
+    assert client.get("/generate", headers=gz).headers["content-encoding"] == "gzip"
+    r = client.get("/api/generate/stream", params={"prompt": "the king", "max_new_tokens": 200}, headers=gz)
+    assert r.headers["content-type"].startswith("text/event-stream") and "content-encoding" not in r.headers
+    small = client.get("/api/health", headers=gz)  # under the minimum size: not worth compressing
+    assert "content-encoding" not in small.headers

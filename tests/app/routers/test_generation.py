@@ -172,7 +172,7 @@ def test_stream_stops_generating_when_the_client_disconnects(client, models):
 
     settings = client.app.state.settings
     events = asyncio.run(consume())
-    assert len(events) == 2 and all(e.startswith("event: token") for e in events)  # no done event
+    assert len(events) == 2 and all(e.event == "token" for e in events)  # no done event
     assert len(produced) <= 2 * settings.stream_flush_chars < 1000
     assert closed == [True] and client.app.state.active_streams == 0
 
@@ -185,7 +185,7 @@ def test_a_failure_midway_ends_the_stream_with_an_error_event(client, models, pa
     async def consume():
         return [c async for c in event_stream(FakeRequest(client.app, after=100), models.vocab, sampler(), 10, [])]
 
-    events = parse_sse("".join(asyncio.run(consume())))
+    events = parse_sse("".join(f"event: {e.event}\ndata: {e.raw_data}\n\n" for e in asyncio.run(consume())))
     assert [e for e, _ in events][-1] == "error"
     assert "secret" not in events[-1][1]["detail"]
     assert "".join(d["text"] for e, d in events if e == "token") and client.app.state.active_streams == 0

@@ -1,0 +1,104 @@
+"""Host header allow-list, as a pure ASGI middleware.
+
+Without it any Host is served and reflected (a redirect's Location would point at whatever name
+the request carried), and a DNS-rebinding page can read the API: a page from evil.example makes
+its name resolve to 127.0.0.1 (or the teacher's LAN address), and the browser then treats our
+answers as same-origin with it. The browser still sends `Host: evil.example`; refusing names we
+do not know closes that door.
+
+Allowed by default: localhost (and *.localhost), this machine's host name (and name.local), any
+address of this machine's own, the address the connection arrived on, and the names given with
+--allowed-hosts (e.g. the LAN name a class uses). "*" allows every Host (behind a proxy that
+checks it). Anything else gets 400 in the usual JSON shape.
+"""
+from __future__ import annotations
+
+import ipaddress
+import socket
+from functools import lru_cache
+from pathlib import Path
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from .errors import send_error
+
+
+def split_host(value: str) -> str:
+    """The name or address of a Host header value, without port and brackets, lower case."""
+    value = value.strip().lower()
+    if value.startswith("["):  # [v6]:port
+        return value[1:].split("]", 1)[0]
+    if value.count(":") == 1:
+        value = value.split(":", 1)[0]
+    return value.rstrip(".")
+
+
+def _proc_addresses() -> set[str]:
+    """Every IPv4 and IPv6 address of this machine's interfaces (Linux /proc; empty elsewhere)."""
+    found: set[str] = set()
+    try:
+        lines = Path("/proc/net/fib_trie").read_text().splitlines()
+        for prev, line in zip(lines, lines[1:]):
+            if "/32 host LOCAL" in line:
+                found.add(prev.split()[-1])
+    except OSError:
+        pass
+    try:
+        for line in Path("/proc/net/if_inet6").read_text().splitlines():
+            raw = line.split()[0]
+            found.add(str(ipaddress.IPv6Address(int(raw, 16))))
+    except (OSError, ValueError, IndexError):
+        pass
+    return found
+
+
+@lru_cache(maxsize=1)
+def machine_names() -> frozenset[str]:
+    """localhost names, this machine's host name(s) and its own addresses (read once)."""
+    names = {"localhost", "127.0.0.1", "::1"}
+    hostname = socket.gethostname().lower()
+    if hostname:
+        names |= {hostname, hostname.split(".")[0], hostname.split(".")[0] + ".local"}
+        try:
+            names |= {info[4][0].split("%")[0] for info in socket.getaddrinfo(hostname, None)}
+        except OSError:
+            pass
+    try:
+        names.add(socket.getfqdn().lower())
+    except OSError:
+        pass
+    names |= _proc_addresses()
+    return frozenset(n for n in names if n)
+
+
+class HostAllowList:
+    def __init__(self, app: ASGIApp, allowed: list[str] | None = None):
+        self.app = app
+        extra = [split_host(h) for h in (allowed or []) if h.strip()]
+        self.any = "*" in extra
+        self.allowed = machine_names() | frozenset(extra)
+
+    def allows(self, host: str, server_addr: str | None = None) -> bool:
+        if self.any:
+            return True
+        if host in self.allowed or host.endswith(".localhost"):
+            return True
+        # the very address this connection reached (a LAN address the /proc scan did not list)
+        return server_addr is not None and host == split_host(server_addr)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        raw = next((v for k, v in scope.get("headers", ()) if k == b"host"), b"")
+        host = split_host(raw.decode("latin-1"))
+        server = scope.get("server")
+        if not self.allows(host, server[0] if server else None):
+            if scope["type"] == "websocket":
+                await send({"type": "websocket.close", "code": 1008})
+                return
+            # the name is not repeated back: nothing a client sends is reflected
+            await send_error(send, 400, "this server does not answer to the host name in the Host header; "
+                             "its operator can allow the name with --allowed-hosts", "Host")
+            return
+        await self.app(scope, receive, send)
