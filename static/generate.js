@@ -21,7 +21,6 @@
   let request = 0;
   let busy = false;
   let playing = false;
-  let source = null; // EventSource of the fast sampler
 
   const promptBox = $("#g-prompt");
   const temp = $("#g-temp");
@@ -297,45 +296,49 @@
     setPlaying(false);
   }
 
-  /* ---------- fast sampling over EventSource ---------- */
-  function streamParams() {
-    const p = new URLSearchParams({ prompt: v.prompt, max_new_tokens: String(STREAM_CHARS), temperature: String(v.temperature),
-      top_k: String(v.top_k), top_p: String(v.top_p), seed: String(v.seed) });
-    if (PP.chosenModel()) p.set("model", PP.chosenModel());
-    return p;
+  /* ---------- fast sampling: POST /api/generate/stream, events read from the response ---------- */
+  /* POST, not EventSource's GET: a long prompt would not fit in a URL. */
+  function streamBody() {
+    const body = { prompt: v.prompt, max_new_tokens: STREAM_CHARS, temperature: v.temperature, top_k: v.top_k,
+      top_p: v.top_p, seed: v.seed };
+    if (PP.chosenModel()) body.model = PP.chosenModel();
+    return body;
   }
 
+  let streamAbort = null; // AbortController of the stream being read
+
   function stopStream(message) {
-    if (source) source.close();
-    source = null;
+    if (streamAbort) streamAbort.abort();
+    streamAbort = null;
     $("#g-stream").disabled = false;
     $("#g-stream-stop").disabled = true;
     if (message) $("#g-stream-status").textContent = message;
   }
 
-  /* EventSource hides the HTTP error: ask again with fetch to learn the parameter and say it plainly. */
-  async function explainStreamError(url) {
-    const controller = new AbortController();
-    try {
-      const response = await fetch(url, { signal: controller.signal });
-      if (!response.ok) {
-        const body = await response.json().catch(() => ({}));
-        PP.report(new PP.ApiError(String(body.detail), response.status, body.parameter, body.detail), FIELDS);
+  /* Server-sent events from a fetch body: blocks end with a blank line; ":" lines keep it alive. */
+  function parseEvents(buffer, onEvent) {
+    let text = buffer.replace(/\r\n/g, "\n");
+    let cut;
+    while ((cut = text.indexOf("\n\n")) >= 0) {
+      const block = text.slice(0, cut);
+      text = text.slice(cut + 2);
+      let event = "message";
+      let data = "";
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event:")) event = line.slice(6).trim();
+        else if (line.startsWith("data:")) data += line.slice(5).replace(/^ /, "");
       }
-    } catch (err) {
-      PP.report(new PP.ApiError("the stream was interrupted", 0), FIELDS);
-    } finally {
-      controller.abort();
+      if (data) onEvent(event, JSON.parse(data));
     }
+    return text;
   }
 
-  function startStream() {
+  async function startStream() {
     stopStream();
     if (!v.prompt) {
       PP.fieldMessage(promptBox, "The prompt is empty: type a few words first.", "error");
       return;
     }
-    const url = "/api/generate/stream?" + streamParams().toString();
     const box = clear($("#g-stream-text"));
     appendVisible(box, v.prompt);
     const fresh = el("span", { class: "gen-new" });
@@ -345,27 +348,46 @@
     $("#g-stream").disabled = true;
     $("#g-stream-stop").disabled = false;
     $("#g-stream-status").textContent = "Streaming with seed " + v.seed + "…";
-    source = new EventSource(url);
-    source.addEventListener("token", (event) => {
-      const data = JSON.parse(event.data);
-      received += len(data.text);
-      appendVisible(fresh, data.text);
-      box.scrollTop = box.scrollHeight;
-      $("#g-stream-status").textContent = "Streaming… " + received + " characters";
-    });
-    source.addEventListener("done", (event) => {
-      const data = JSON.parse(event.data);
-      const stepped = [...v.out];
-      const same = [...data.text].slice(0, stepped.length).join("") === v.out;
-      stopStream("Done: " + len(data.text) + " characters sampled by the server (seed " + v.seed + ")." +
-        (stepped.length && stepped.length <= STREAM_CHARS ? (same ? " Its first " + stepped.length + " are the " +
-          stepped.length + " you stepped above." : " They differ from the stepped text: a knob or the seed changed since.") : ""));
-    });
-    source.addEventListener("error", () => {
-      if (!source) return;
-      stopStream("Stream stopped after " + received + " characters.");
-      if (!received) explainStreamError(url);
-    });
+    const controller = new AbortController();
+    streamAbort = controller;
+    const onEvent = (event, data) => {
+      if (event === "token") {
+        received += len(data.text);
+        appendVisible(fresh, data.text);
+        box.scrollTop = box.scrollHeight;
+        $("#g-stream-status").textContent = "Streaming… " + received + " characters";
+      } else if (event === "done") {
+        const stepped = [...v.out];
+        const same = [...data.text].slice(0, stepped.length).join("") === v.out;
+        stopStream("Done: " + len(data.text) + " characters sampled by the server (seed " + v.seed + ")." +
+          (stepped.length && stepped.length <= STREAM_CHARS ? (same ? " Its first " + stepped.length + " are the " +
+            stepped.length + " you stepped above." : " They differ from the stepped text: a knob or the seed changed since.") : ""));
+      } else if (event === "error") {
+        stopStream("Stream stopped after " + received + " characters: " + data.detail);
+      }
+    };
+    try {
+      const response = await fetch("/api/generate/stream", { method: "POST", signal: controller.signal,
+        headers: { "Content-Type": "application/json", Accept: "text/event-stream" }, body: JSON.stringify(streamBody()) });
+      if (!response.ok) {
+        const body = await response.json().catch(() => ({}));
+        stopStream("");
+        PP.report(new PP.ApiError(String(body.detail), response.status, body.parameter, body.detail), FIELDS);
+        return;
+      }
+      const reader = response.body.getReader();
+      const decoder = new TextDecoder();
+      let buffer = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer = parseEvents(buffer + decoder.decode(value, { stream: true }), onEvent);
+      }
+    } catch (err) {
+      if (err.name === "AbortError") return;
+      if (streamAbort === controller && !received) PP.report(new PP.ApiError("the stream was interrupted", 0), FIELDS);
+    }
+    if (streamAbort === controller) stopStream("Stream stopped after " + received + " characters.");
   }
 
   /* ---------- wiring ---------- */

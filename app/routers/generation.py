@@ -151,7 +151,8 @@ def open_stream(request: Request, req: GenerateRequest, model: GPT) -> AsyncIter
 # generator to the garbage collector; closing it here frees the sampler and its KV cache at once.
 async def stream_from_query(request: Request, params: Annotated[GenerateQuery, Query()],
                             registry: deps.RegistryDep) -> AsyncIterator[AsyncIterator[ServerSentEvent]]:
-    stream = open_stream(request, params, registry.gpt(params.model))
+    # A set used for the first time loads here (ONNX sessions, checks): in the pool, not on the loop.
+    stream = open_stream(request, params, await run_in_threadpool(registry.gpt, params.model))
     try:
         yield stream
     finally:
@@ -160,7 +161,7 @@ async def stream_from_query(request: Request, params: Annotated[GenerateQuery, Q
 
 async def stream_from_body(request: Request, req: GenerateRequest,
                            registry: deps.RegistryDep) -> AsyncIterator[AsyncIterator[ServerSentEvent]]:
-    stream = open_stream(request, req, registry.gpt(req.model))
+    stream = open_stream(request, req, await run_in_threadpool(registry.gpt, req.model))
     try:
         yield stream
     finally:
