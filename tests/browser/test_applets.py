@@ -369,3 +369,15 @@ def test_keyboard_reaches_every_control(page_factory, name):
 def test_screenshots_are_git_ignored(screenshots):
     ignore = (screenshots.parent / ".gitignore").read_text()
     assert re.search(r"^screenshots/?$", ignore, re.M)
+
+
+def test_a_long_prompt_streams_by_post(page_factory, live_server):
+    """A prompt longer than a URL can carry still streams: the page POSTs it."""
+    page, rec = page_factory()
+    page.goto("/generate?prompt=the")
+    page.wait_for_selector("#g-dists .dist-panel[data-dist='final'] .bar-row")
+    page.fill("#g-prompt", "the king and the crown " * 400)  # 9,200 characters
+    with page.expect_request(lambda r: r.url.endswith("/api/generate/stream") and r.method == "POST"):
+        page.click("#g-stream")
+    page.wait_for_function("() => document.querySelector('#g-stream-status').textContent.startsWith('Done')")
+    assert "characters sampled by the server" in page.inner_text("#g-stream-status")

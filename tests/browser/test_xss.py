@@ -129,7 +129,7 @@ def test_model_output_in_generation(page_factory):
     step = {"char": ECHO, "prob": 0.5, "top": [{"char": ECHO, "prob": 0.5}]}
     body = (f"event: token\ndata: {json.dumps({'text': ECHO, 'steps': [step]})}\n\n"
             f"event: done\ndata: {json.dumps({'text': ECHO, 'context_used': 3, 'unknown_chars': []})}\n\n")
-    page.route("**/api/generate/stream?*", lambda route: route.fulfill(
+    page.route("**/api/generate/stream", lambda route: route.fulfill(
         status=200, body=body, headers={"content-type": "text/event-stream", "cache-control": "no-cache"}))
     page.goto("/generate?prompt=the")
     page.wait_for_selector("#g-dists .dist-panel[data-dist='final'] .bar-row")
