@@ -41,6 +41,8 @@ PRESETS: dict[str, dict] = {
 # stays on the unigram plateau (masked top-1 0.18); a third of GPT's peak and a longer warmup.
 FAMILY_LR_SCALE = {"gpt": 1.0, "bert": 0.3}
 FAMILY_MIN_WARMUP = {"gpt": 0, "bert": 100}
+# BERT on Muon (hidden matrices) + AdamW: masked top-1 0.69 vs AdamW's 0.61 on the 1,500-step protocol.
+FAMILY_OPTIMIZER = {"gpt": "adamw", "bert": "muon"}
 
 MIN_CORPUS_CHARS = 1000  # below this there is nothing to learn (and too little held-out text)
 
@@ -71,6 +73,7 @@ def preset_config(name_or_minutes: str | float, family: str = "gpt", corpus_char
         cfg = {**RECIPE, **PRESETS[name], "minutes": minutes}
     cfg["lr"] *= FAMILY_LR_SCALE[family]
     cfg["warmup"] = max(cfg["warmup"], FAMILY_MIN_WARMUP[family])
+    cfg["optimizer"] = FAMILY_OPTIMIZER[family]
     if corpus_chars is not None:
         fit_to_corpus(cfg, int(corpus_chars))
     return cfg
