@@ -144,6 +144,6 @@ def test_lr_and_warmup_left_out_take_the_familys_defaults(tiny_corpus, tmp_path,
                       n_ff=64, context=32, steps=5)
     assert (cfg.lr, cfg.warmup, cfg.optimizer, cfg.schedule) == (0.0, -1, "", "wsd")
     trainer = Trainer(cfg)
-    for key in ("lr", "warmup", "optimizer"):
+    for key in ("lr", "warmup", "optimizer", "dropout"):
         assert getattr(trainer.cfg, key) == FAMILY_DEFAULTS[family][key], key
     assert isinstance(trainer.optimizer, torch.optim.AdamW) == (trainer.cfg.optimizer == "adamw")
