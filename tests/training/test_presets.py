@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from training.__main__ import main as cli
-from training.presets import PRESETS, preset_config, preset_names, with_preset
+from training.presets import PRESETS, RECIPE, preset_config, preset_names, with_preset
 from training.train import TrainConfig, Trainer
 
 CONFIG_FIELDS = {f.name for f in fields(TrainConfig)}
@@ -70,7 +70,7 @@ def test_preset_trains_on_a_corpus_smaller_than_its_context_budget(tmp_path, fam
 def test_with_preset_flags_given_win_and_size_flags_replace_the_preset_size():
     base = {"family": "gpt", "minutes": 1.0}
     cfg = with_preset({**base, "lr": 1e-4})
-    assert cfg["lr"] == 1e-4 and cfg["n_embd"] == PRESETS["1min"]["n_embd"] and cfg["optimizer"] == "muon"
+    assert cfg["lr"] == 1e-4 and cfg["n_embd"] == PRESETS["1min"]["n_embd"] and cfg["optimizer"] == RECIPE["optimizer"]
     cfg = with_preset({**base, "n_embd": 48, "n_head": 3})
     assert cfg["n_embd"] == 48 and cfg["n_head"] == 3 and "n_layer" not in cfg and cfg["schedule"] == "wsd"
     assert with_preset({**base, "steps": 100}) == {**base, "steps": 100}  # a step budget: no preset

@@ -142,6 +142,8 @@ def test_lr_and_warmup_left_out_take_the_familys_defaults(tiny_corpus, tmp_path,
 
     cfg = TrainConfig(family=family, corpus=str(tiny_corpus), out=str(tmp_path), n_layer=1, n_head=2, n_embd=32,
                       n_ff=64, context=32, steps=5)
-    assert (cfg.lr, cfg.warmup, cfg.schedule) == (0.0, -1, "wsd")
+    assert (cfg.lr, cfg.warmup, cfg.optimizer, cfg.schedule) == (0.0, -1, "", "wsd")
     trainer = Trainer(cfg)
-    assert trainer.cfg.lr == FAMILY_DEFAULTS[family]["lr"] and trainer.cfg.warmup == FAMILY_DEFAULTS[family]["warmup"]
+    for key in ("lr", "warmup", "optimizer", "dropout"):
+        assert getattr(trainer.cfg, key) == FAMILY_DEFAULTS[family][key], key
+    assert isinstance(trainer.optimizer, torch.optim.AdamW) == (trainer.cfg.optimizer == "adamw")
