@@ -7,6 +7,7 @@ here, so a violation in these tests is one a student's browser would see."""
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 import socket
 import threading
 import time
@@ -31,27 +32,38 @@ def live_server(request) -> str:
     if external:
         yield external.rstrip("/")
         return
-    import uvicorn
-
     from app.config import Settings
     from app.main import create_app
 
     models_dir = request.getfixturevalue("tiny_models_dir")
-    app = create_app(Settings(models_dir=models_dir))
+    with serve(create_app(Settings(models_dir=models_dir))) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def app_server():
+    """`with app_server(app) as url:` runs an app of a test's own on a free loopback port."""
+    return serve
+
+
+@contextmanager
+def serve(app):
+    """Run `app` with uvicorn on a free 127.0.0.1 port in a thread; yields its base URL."""
+    import uvicorn
+
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 60
     while not server.started:
         if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("the live server did not start")
+            raise RuntimeError("the test server did not start")
         time.sleep(0.05)
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
     finally:
         server.should_exit = True
         thread.join(timeout=15)

@@ -163,26 +163,15 @@ def test_api_error_is_shown_in_plain_words(page_factory, live_server):
 
 
 # ---------------------------------------------------------------- generation
-def splitmix32(a: int) -> int:
-    a = (a + 0x9E3779B9) & 0xFFFFFFFF
-    t = a ^ (a >> 16)
-    t = (t * 0x21F0AAAD) & 0xFFFFFFFF
-    t ^= t >> 15
-    t = (t * 0x735A2D97) & 0xFFFFFFFF
-    return (t ^ (t >> 15)) & 0xFFFFFFFF
-
-
 def expected_char(dist: dict, seed: int, step: int) -> str:
-    u = splitmix32(splitmix32(seed) ^ step) / 2**32
-    total, last = 0.0, None
-    for ch, p in zip(dist["chars"], dist["final"]):
-        if p <= 0:
-            continue
-        total += p
-        last = ch
-        if u < total:
-            return ch
-    return last
+    """The character THE random stream draws from this /api/next-token answer (app/sampling.py)."""
+    import numpy as np
+
+    from app.sampling import Distribution, draw, uniform
+
+    final = np.asarray(dist["final"], dtype=np.float64)
+    d = Distribution(raw=final, tempered=final, final=final, kept=final > 0, greedy=False)
+    return dist["chars"][draw(d, uniform(seed, step))]
 
 
 def test_generate_step_undo_and_temperature(page_factory, live_server):

@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
-import threading
-import time
 from pathlib import Path
 from urllib.parse import parse_qs, quote, urlparse
 
@@ -59,10 +56,8 @@ def wait_count(page, n: int) -> None:
 
 # ---------------------------------------------------------------- a second server with two model sets
 @pytest.fixture(scope="module")
-def two_sets_server(tiny_models_dir, tmp_path_factory):
+def two_sets_server(tiny_models_dir, tmp_path_factory, app_server):
     """Base URL of a server with the tiny set as default and a copy of it as set "second"."""
-    import uvicorn
-
     from app.config import Settings
     from app.main import create_app
 
@@ -70,23 +65,8 @@ def two_sets_server(tiny_models_dir, tmp_path_factory):
     shutil.copytree(tiny_models_dir, second)
     (second / "set.json").write_text(json.dumps({"id": "second", "name": "Second set"}))
     app = create_app(Settings(models_dir=tiny_models_dir, extra_models=[second]))
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("the second server did not start")
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=15)
-        sock.close()
+    with app_server(app) as url:
+        yield url
 
 
 # ---------------------------------------------------------------- projector

@@ -7,9 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import socket
-import threading
-import time
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
@@ -36,28 +33,15 @@ def api(base: str, path: str, body: dict | None = None) -> dict:
 
 
 @pytest.fixture(scope="module")
-def shipped_server():
+def shipped_server(app_server):
     """The app on the shipped models (what a class sees), on a free loopback port."""
     if not (SHIPPED / "bert.onnx").exists():
         pytest.skip("models/bert.onnx not built")
-    import uvicorn
-
     from app.config import Settings
     from app.main import create_app
 
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(create_app(Settings(models_dir=SHIPPED)), log_level="warning"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "the shipped-models server did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    server.should_exit = True
-    thread.join(timeout=15)
-    sock.close()
+    with app_server(create_app(Settings(models_dir=SHIPPED))) as url:
+        yield url
 
 
 @pytest.fixture

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
-import socket
 import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -24,27 +21,14 @@ TOKEN = "browser-teacher-token"
 
 
 @pytest.fixture(scope="module")
-def train_server(tiny_models_dir, tmp_path_factory):
-    import uvicorn
-
+def train_server(tiny_models_dir, tmp_path_factory, app_server):
     from app.config import Settings
     from app.main import create_app
 
     settings = Settings(models_dir=tiny_models_dir, data_dir=tmp_path_factory.mktemp("data"), instructor_token=TOKEN,
                         run_test_presets=True)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(settings), log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=15)
-    sock.close()
+    with app_server(create_app(settings)) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
