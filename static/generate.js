@@ -1,6 +1,6 @@
 /* Generation Walkthrough: GPT's next-character distribution from POST /api/next-token, shown raw,
    after temperature, and after top-k/top-p. Step asks the server for the next character with the
-   seed and the draw index (CONTRACT §B: u_i = splitmix32(splitmix32(seed) ^ i) / 2^32, inverse CDF
+   seed and the draw index (app/sampling.py: u_i = splitmix32(splitmix32(seed) ^ i) / 2^32, inverse CDF
    over the final distribution), the same draw as /api/generate and the stream make, so stepping 30
    characters gives the same text as fast sampling with the same prompt, knobs and seed.
    URL: prompt, out (generated so far), temperature, top_k, top_p, seed, view (distribution tab). */

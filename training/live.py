@@ -66,7 +66,8 @@ class Events:
                     os.kill(os.getpid(), signal.SIGTERM)
 
 
-# --- splitmix32 stream of CONTRACT B: u_i = splitmix32(splitmix32(seed) ^ i) / 2^32 ------------
+# --- the app's random stream, restated (app/sampling.py; app/ and training/ share no code):
+# u_i = splitmix32(splitmix32(seed) ^ i) / 2^32; tests/training/test_live.py holds the two together.
 
 def splitmix32(a: int) -> int:
     a = (a + 0x9E3779B9) & 0xFFFFFFFF

@@ -97,8 +97,6 @@ def test_the_new_models_play_in_the_applets(browser, train_server, finished_run,
     ctx, page, rec = make_page(browser, train_server)
     for model, label in ((run_id, "Our poems · final"), (f"{run_id}@0", "Our poems · step 0")):
         page.goto(f"{path}?model={model}")
-        if page.evaluate("typeof PP.chosenModel !== 'function'"):
-            pytest.skip("the applets' model picker (CONTRACT A) is not in this branch yet")
         page.wait_for_selector("#model-picker")
         assert page.eval_on_selector("#model-picker", "s => s.value") == model
         assert label in page.eval_on_selector("#model-picker", "s => s.selectedOptions[0].textContent")

@@ -175,7 +175,7 @@ def test_awkward_text_is_cut_and_kept_as_plain_characters(tmp_path):
 
 
 def test_seeded_stream_matches_the_servers_and_fill_positions_are_fixed():
-    """The live samples draw with the app's stream (CONTRACT B), so /api/generate with the same seed
+    """The live samples draw with the app's stream (app/sampling.py), so /api/generate with the same seed
     and settings on a snapshot retraces them."""
     from app import sampling
 
