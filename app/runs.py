@@ -21,7 +21,6 @@ beside the class's own, read-only: "watch it learn" works on a fresh install wit
 from __future__ import annotations
 
 import fcntl
-import importlib.util
 import json
 import logging
 import os
@@ -36,19 +35,10 @@ import time
 from pathlib import Path
 
 from .errors import ApiError
+from .run_rules import ACTIVE, TEST_PRESETS, TRAIN_MISSING, check_corpus, training_available
 
 log = logging.getLogger("app")
 REPO = Path(__file__).resolve().parents[1]
-ACTIVE = ("queued", "running")
-TERMINAL = ("finished", "cancelled", "failed", "interrupted")
-MIN_CORPUS_CHARS = 2000  # = training/live_corpus.py MIN_CORPUS_CHARS (app/ does not import training/)
-MIN_MINUTES, MAX_MINUTES = 0.5, 30.0
-TRAIN_EXTRA = 'pip install -e ".[train]"'
-TRAIN_MISSING = f"Training needs the train extra (PyTorch, onnx, onnxscript): {TRAIN_EXTRA}"
-# Test-only presets (Settings.run_test_presets): a model that trains in seconds ("tiny", 40 steps
-# each) or for the whole budget ("tiny-slow", to cancel or kill mid-run).
-TINY = {"n_layer": 1, "n_head": 2, "n_embd": 32, "n_ff": 64, "context": 32, "batch_size": 8, "eval_batches": 2}
-TEST_PRESETS = {"tiny": {**TINY, "steps": 40}, "tiny-slow": TINY}
 RUN_ID = re.compile(r"^(r-[0-9]{8}-[0-9]{6}-[0-9a-f]{4}|example-[a-z0-9-]{1,40})$")
 
 
@@ -60,27 +50,6 @@ def write_json(path: Path, data) -> None:
 
 def read_json(path: Path):
     return json.loads(path.read_text(encoding="utf-8"))
-
-
-def training_available() -> bool:
-    return all(importlib.util.find_spec(m) is not None for m in ("torch", "onnx", "onnxscript"))
-
-
-def check_corpus(text: str, max_bytes: int) -> None:
-    """The app's own checks, before any process starts (the trainer checks again)."""
-    size = len(text.encode("utf-8", errors="surrogatepass"))
-    if size > max_bytes:
-        raise ApiError(f"corpus is {size:,} bytes; the limit is {max_bytes:,} bytes", "corpus", status=413)
-    if "\x00" in text or sum(ch < " " and ch not in "\n\t\r" for ch in text) > len(text) // 100:
-        raise ApiError("corpus must be plain text; this looks binary (NUL or control characters)", "corpus")
-    if "\ufffd" in text and text.count("\ufffd") > len(text) // 100:
-        raise ApiError("corpus must be UTF-8 text; this holds many undecodable bytes (shown as \ufffd)", "corpus")
-    n = len(text.strip())
-    if n == 0:
-        raise ApiError("corpus is empty; paste some text, or omit it to use the shipped Shakespeare", "corpus")
-    if n < MIN_CORPUS_CHARS:
-        raise ApiError(f"corpus is too short to train on: {n:,} characters; at least {MIN_CORPUS_CHARS:,} are "
-                       f"needed", "corpus")
 
 
 class RunManager:

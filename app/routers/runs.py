@@ -19,7 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .. import auth, deps
 from ..errors import ApiError
-from ..runs import ACTIVE, MAX_MINUTES, MIN_CORPUS_CHARS, MIN_MINUTES, TERMINAL, TRAIN_MISSING, RunManager, training_available
+from ..run_rules import ACTIVE, MAX_MINUTES, MIN_CORPUS_CHARS, MIN_MINUTES, TERMINAL, TRAIN_MISSING, training_available
+from ..runs import RunManager
 
 router = APIRouter(tags=["runs"])
 POLL_S = 0.3  # how often an events stream looks for new lines

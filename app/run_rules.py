@@ -1,0 +1,39 @@
+"""What a training run may be given, decided before any process starts: the run states, the
+budget and corpus limits, the test-only presets, and whether the train extra is installed."""
+from __future__ import annotations
+
+import importlib.util
+
+from .errors import ApiError
+
+ACTIVE = ("queued", "running")
+TERMINAL = ("finished", "cancelled", "failed", "interrupted")
+MIN_CORPUS_CHARS = 2000  # = training/live_corpus.py MIN_CORPUS_CHARS (app/ does not import training/)
+MIN_MINUTES, MAX_MINUTES = 0.5, 30.0
+TRAIN_EXTRA = 'pip install -e ".[train]"'
+TRAIN_MISSING = f"Training needs the train extra (PyTorch, onnx, onnxscript): {TRAIN_EXTRA}"
+# Test-only presets (Settings.run_test_presets): a model that trains in seconds ("tiny", 40 steps
+# each) or for the whole budget ("tiny-slow", to cancel or kill mid-run).
+TINY = {"n_layer": 1, "n_head": 2, "n_embd": 32, "n_ff": 64, "context": 32, "batch_size": 8, "eval_batches": 2}
+TEST_PRESETS = {"tiny": {**TINY, "steps": 40}, "tiny-slow": TINY}
+
+
+def training_available() -> bool:
+    return all(importlib.util.find_spec(m) is not None for m in ("torch", "onnx", "onnxscript"))
+
+
+def check_corpus(text: str, max_bytes: int) -> None:
+    """The app's own checks, before any process starts (the trainer checks again)."""
+    size = len(text.encode("utf-8", errors="surrogatepass"))
+    if size > max_bytes:
+        raise ApiError(f"corpus is {size:,} bytes; the limit is {max_bytes:,} bytes", "corpus", status=413)
+    if "\x00" in text or sum(ch < " " and ch not in "\n\t\r" for ch in text) > len(text) // 100:
+        raise ApiError("corpus must be plain text; this looks binary (NUL or control characters)", "corpus")
+    if "\ufffd" in text and text.count("\ufffd") > len(text) // 100:
+        raise ApiError("corpus must be UTF-8 text; this holds many undecodable bytes (shown as \ufffd)", "corpus")
+    n = len(text.strip())
+    if n == 0:
+        raise ApiError("corpus is empty; paste some text, or omit it to use the shipped Shakespeare", "corpus")
+    if n < MIN_CORPUS_CHARS:
+        raise ApiError(f"corpus is too short to train on: {n:,} characters; at least {MIN_CORPUS_CHARS:,} are "
+                       f"needed", "corpus")
