@@ -24,6 +24,8 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
         p.add_argument("--" + name.replace("_", "-"), type=float, default=None)
     p.add_argument("--optimizer", choices=["adamw", "muon"], default=None, help="muon: Muon for hidden matrices, AdamW for the rest")
     p.add_argument("--schedule", choices=["cosine", "wsd", "linear"], default=None, help="learning-rate shape after warmup")
+    p.add_argument("--clock", choices=["wall", "cpu"], default=None,
+                   help="what --minutes counts: wall-clock time, or this process's CPU time (a shared machine does not shrink it)")
     p.add_argument("--preset", default=None, help="budget preset (%s): size and schedule for a wall-clock budget; "
                    "--minutes alone picks the nearest; flags you give win" % ", ".join(preset_names()))
     p.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",

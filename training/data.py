@@ -104,15 +104,16 @@ def mask_tokens(ids: torch.Tensor, vocab_size: int, first_char_id: int, gen: tor
 class NSPPairs:
     """`[CLS] A [SEP] B [SEP]` examples with segment ids and an IsNext(0)/NotNext(1) label.
 
-    A is whole lines starting at a line start (or one truncated line if it is long); B starts at
-    the next line start, either in the same document (IsNext) or at a random line start of a
-    different document (NotNext). A and B together fill the context, so MLM sees full rows."""
+    A is whole lines starting at a line start (or one truncated line if it is long); B is whole
+    lines from the next line start, either in the same document (IsNext) or at a random line start
+    of a different document (NotNext), ending at a line's end; the rest of the row is padding."""
 
     def __init__(self, docs_ids: list[np.ndarray], newline_id: int | None, context: int, seed: int):
         self.docs = [d for d in docs_ids if len(d) > 8]
         if len(self.docs) < 2:
             raise ValueError("NSP needs at least two documents")
         self.context = context
+        self.newline_id = newline_id
         self.rng = np.random.default_rng(seed)
         self.line_starts = []
         for d in self.docs:
@@ -138,15 +139,20 @@ class NSPPairs:
         starts = self.line_starts[doc]
         start = int(starts[self.rng.integers(len(starts))])
         a, end = self._span_from(doc, start, budget_a, whole_lines=True)
+        budget_b = budget_b - len(a)
         k = np.searchsorted(starts, end, side="left")
         if is_next and k < len(starts):
-            b, _ = self._span_from(doc, int(starts[k]), budget_b, whole_lines=False)
+            b, _ = self._span_from(doc, int(starts[k]), budget_b, whole_lines=True)
         else:
             is_next = False
             other = self.rng.integers(len(self.docs) - 1)
             other = other + 1 if other >= doc else other  # any document but this one
             ostarts = self.line_starts[other]
-            b, _ = self._span_from(other, int(ostarts[self.rng.integers(len(ostarts))]), budget_b, whole_lines=False)
+            b, _ = self._span_from(other, int(ostarts[self.rng.integers(len(ostarts))]), budget_b, whole_lines=True)
+        # B is whole lines ending at a line's end (its last break dropped), as in the NSP quiz bank
+        # (training/quiz.py): rows a person judges and rows BERT trained on are built alike.
+        if len(b) > 1 and self.newline_id is not None and b[-1] == self.newline_id:
+            b = b[:-1]
         return a, b, is_next
 
     def sample(self, batch_size: int):
