@@ -17,7 +17,7 @@ from fastapi.middleware.gzip import GZipMiddleware
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
-from . import __version__, auth, errors, openapi
+from . import __version__, auth, errors, glossary, openapi
 from .admission import AdmissionControl, AdmissionState
 from .config import Settings
 from .hosts import HostAllowList
@@ -73,6 +73,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.registry = None
     app.state.active_streams = 0  # generation streams in flight (tests check it returns to 0)
     app.state.templates = Jinja2Templates(directory=str(settings.templates_dir))
+    glossary.install(app.state.templates.env)
     app.state.admission = AdmissionState(max_in_flight=settings.max_concurrent_requests,
                                           generation_share=settings.generation_share)
     errors.install_handlers(app, HEADERS)
