@@ -261,13 +261,17 @@ class FinetuneManager:
                     last = event
                     if event.get("event") == "classifier":
                         self.sync_registry()  # playable at once here; other workers on their scan
-            self._finish(job_id, proc.wait(), last)
+            code = proc.wait()
+            os.close(lock_fd)  # the slot is free before the job says it ended
+            lock_fd = None
+            self._finish(job_id, code, last)
         except Exception as e:  # noqa: BLE001 - the job fails, the server keeps serving
             log.exception("fine-tune %s", job_id)
             self._update(job_id, status="failed", ended=time.time(), reason=f"the fine-tune could not be watched: {e}")
         finally:
             self.procs.pop(job_id, None)
-            os.close(lock_fd)
+            if lock_fd is not None:
+                os.close(lock_fd)
             self.sync_registry()
 
     def _finish(self, job_id: str, code: int, last: dict) -> None:
