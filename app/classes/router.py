@@ -70,7 +70,7 @@ def create(req: CreateSession, request: Request, _: Instructor):
     """Start a class session (instructor): answers with the join `code` and the address students open."""
     c = classes(request)
     row = service.create(c.db, request.app.state.registry, req, request.app.state.settings.class_expiry_hours)
-    return {"code": row.code, "display_code": display_code(row.code), "expires_at": aware(row.expires_at).isoformat(),
+    return {"code": row.code, "display_code": display_code(row.code), "expires_at": row.expires_at.isoformat(),
             "student_url": student_url(request.app.state.settings, row.code)}
 
 
