@@ -138,22 +138,15 @@ info().then((info) => {
 
 /* ---------- the real weights ---------- */
 const weights = urlState({ layer: -1, head: -1, vals: false });
-const w = weights.values;
+const pick = weights.values; // layer, head, vals
 let data = null;
 const loads = latest(); // the latest answer wins
 
 const layerSel = $("#aw-layer");
 const headSel = $("#aw-head");
 
-/* weights of the chosen layer/head (or means) for one model: (query, key) */
-function matrix(m) {
-  if (w.layer < 0 && w.head < 0) return m.mean;
-  if (w.layer < 0) { // one head, averaged over the layers
-    const L = m.weights.length;
-    return m.weights[0][w.head].map((row, i) => row.map((_, j) => m.weights.reduce((s, l) => s + l[w.head][i][j], 0) / L));
-  }
-  return w.head < 0 ? m.head_means[w.layer] : m.weights[w.layer][w.head];
-}
+/* the server sends the chosen layer/head (or their mean) for each model: (query, key) */
+const matrix = (m) => m.weights;
 
 function colour(w) {
   // white -> navy (#0b2e5c); sqrt so small weights still show
@@ -176,7 +169,7 @@ function heatmap(container, title, tokens, w, allowed, focus) {
     if (w[i][j] > 0.45) td.style.color = "#fff";
     return td;
   }))));
-  const table = el("table", { class: "heat" + (w.vals ? " show-values" : ""), "aria-label": title }, [
+  const table = el("table", { class: "heat" + (pick.vals ? " show-values" : ""), "aria-label": title }, [
     el("caption", { text: title }),
     el("thead", {}, el("tr", {}, [el("th", { scope: "col", text: "q\\k" })].concat(
       tokens.map((k, j) => el("th", { scope: "col", title: longName(k) + " at " + j, text: label(k) }))))),
@@ -186,8 +179,8 @@ function heatmap(container, title, tokens, w, allowed, focus) {
 }
 
 function which() {
-  const l = w.layer < 0 ? "mean of all layers" : "layer " + (w.layer + 1);
-  const h = w.head < 0 ? "mean of the heads" : "head " + (w.head + 1);
+  const l = pick.layer < 0 ? "mean of all layers" : "layer " + (pick.layer + 1);
+  const h = pick.head < 0 ? "mean of the heads" : "head " + (pick.head + 1);
   return l + ", " + h;
 }
 
@@ -233,19 +226,24 @@ async function load() {
     return;
   }
   const current = loads.begin();
-  const body = { text, pad: Number(padSlider.value) || 0 };
+  const body = { text, pad: Number(padSlider.value) || 0, layer: Math.round(pick.layer), head: Math.round(pick.head) };
   try {
     const r = await api("/api/attention", { body });
     if (!current()) return;
     clearError();
     data = r;
-    w.layer = Math.min(Math.max(-1, Math.round(w.layer)), r.gpt.n_layer - 1);
-    w.head = Math.min(Math.max(-1, Math.round(w.head)), r.gpt.n_head - 1);
-    fillSelect(layerSel, r.gpt.n_layer, "layer", w.layer);
-    fillSelect(headSel, r.gpt.n_head, "head", w.head);
+    fillSelect(layerSel, r.gpt.n_layer, "layer", pick.layer);
+    fillSelect(headSel, r.gpt.n_head, "head", pick.head);
     weights.write();
     draw();
-  } catch (err) { /* shown in the error box */ }
+  } catch (err) {
+    // A shared link's layer or head beyond this model set's size: show the mean instead.
+    if (current() && (err.parameter === "layer" || err.parameter === "head") && pick[err.parameter] !== -1) {
+      weights.set({ [err.parameter]: -1 });
+      clearError();
+      load();
+    } /* anything else is shown in the error box */
+  }
 }
 
 const reload = debounce(load, 250);
@@ -253,18 +251,18 @@ textBox.addEventListener("input", reload);
 padSlider.addEventListener("input", reload);
 rowSlider.addEventListener("input", draw);
 $("#a-reset").addEventListener("click", () => setTimeout(load, 0));
-layerSel.addEventListener("change", () => { weights.set({ layer: Number(layerSel.value) }); draw(); });
-headSel.addEventListener("change", () => { weights.set({ head: Number(headSel.value) }); draw(); });
+layerSel.addEventListener("change", () => { weights.set({ layer: Number(layerSel.value) }); load(); });
+headSel.addEventListener("change", () => { weights.set({ head: Number(headSel.value) }); load(); });
 const vals = $("#aw-values");
-vals.checked = Boolean(w.vals);
+vals.checked = Boolean(pick.vals);
 vals.addEventListener("change", () => { weights.set({ vals: vals.checked }); draw(); });
 document.addEventListener("keydown", (e) => {
   if (!data || typingTarget(e.target) || e.altKey || e.ctrlKey || e.metaKey) return;
   const step = (sel, key, n, d) => {
-    const next = ((w[key] + 1 + d + n + 1) % (n + 1)) - 1; // cycles mean, 1, 2, ..., n
+    const next = ((pick[key] + 1 + d + n + 1) % (n + 1)) - 1; // cycles mean, 1, 2, ..., n
     weights.set({ [key]: next });
     sel.value = String(next);
-    draw();
+    load();
   };
   if (e.key === "[" || e.key === "]") step(layerSel, "layer", data.gpt.n_layer, e.key === "]" ? 1 : -1);
   else if (e.key === "-" || e.key === "=") step(headSel, "head", data.gpt.n_head, e.key === "=" ? 1 : -1);
