@@ -23,8 +23,9 @@ from .config import Settings
 from .hosts import HostAllowList
 from .middleware import BodySizeLimit
 from .registry import Registry
-from .routers import attention, compare, concepts, docs, generation, mask_fill, meta, nsp, objectives, runs
+from .routers import attention, compare, concepts, docs, generation, login, mask_fill, meta, nsp, objectives, runs
 from .runs import RunManager
+from .runs.events import install_stop_hook
 from .runtime import Runtime, limit_malloc_arenas
 from .security import HEADERS, SecurityHeaders
 
@@ -55,6 +56,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.registry = load_registry(settings)
         app.state.runs = RunManager(settings, app.state.registry)
         await to_thread.run_sync(app.state.runs.startup)
+        install_stop_hook(app.state.runs)  # SIGINT/SIGTERM end the run streams and the trainers at once
         scan = asyncio.create_task(runs.rescan(app.state.runs))  # runs finished by other workers
         limiter = to_thread.current_default_thread_limiter()
         if settings.thread_pool:
@@ -65,7 +67,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             limiter.total_tokens = max(limiter.total_tokens, settings.max_concurrent_requests + 8)
         yield
         scan.cancel()
-        app.state.runs.kill_all()
+        await to_thread.run_sync(app.state.runs.kill_all)
 
     app = FastAPI(title="Pretraining Playground", version=__version__, description=DESCRIPTION, lifespan=lifespan,
                   docs_url=None, redoc_url=None)
@@ -89,7 +91,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     if settings.static_dir.is_dir():  # without the applets' files /static/... is a plain 404
         app.mount("/static", StaticFiles(directory=str(settings.static_dir)), name="static")
     for router in (meta.router, mask_fill.router, generation.router, nsp.router, attention.router,
-                   compare.router, objectives.router, concepts.router, runs.router, docs.router):
+                   compare.router, objectives.router, concepts.router, runs.router, login.router, docs.router):
         app.include_router(router)
     return app
 
