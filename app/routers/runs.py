@@ -12,12 +12,11 @@ from typing import Annotated, Literal
 from anyio import to_thread
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, Response
-from fastapi.sse import EventSourceResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from .. import auth, deps
 from ..runs import RunManager
-from ..runs.events import stream, summary
+from ..runs.events import EventStream, stream, summary
 from ..runs.rules import ACTIVE, MAX_MINUTES, MIN_CORPUS_CHARS, MIN_MINUTES, TRAIN_MISSING, clean_name, training_available
 from ..runs.store import public
 from ..errors import ApiError
@@ -155,7 +154,7 @@ NOT_FOUND_JSON = {404: {"description": "No such run", "content": {
     "application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}}}
 
 
-@router.get("/api/runs/{run_id}/events", response_class=EventSourceResponse, responses=NOT_FOUND_JSON)
+@router.get("/api/runs/{run_id}/events", response_class=EventStream, responses=NOT_FOUND_JSON)
 def run_events(run_id: str, request: Request, _: Annotated[dict, Depends(existing_run)]):
     """Server-sent events: the run's whole history first, then live, one event per trainer line
     (`start`, `models`, `progress`, `eval`, `sample`, `snapshot`, `exporting`, `finished`,

