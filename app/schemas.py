@@ -99,8 +99,11 @@ class SetHealth(BaseModel):
 
 
 class HealthResponse(BaseModel):
-    status: Literal["ok", "degraded"] = Field(description="'ok' (HTTP 200) when every loaded set passed every "
-                                                          "check; otherwise 'degraded' (HTTP 503).")
+    status: Literal["ok", "degraded"] = Field(description="'ok' when every loaded set passed every check and runs "
+                                                          "can be stored; otherwise 'degraded'. HTTP 503 only when the "
+                                                          "default set failed; other sets' problems answer 200.")
+    storage: str | None = Field(None, description="What stops training runs from being stored (a full disk, a "
+                                                  "data folder that is not writable), or null.")
     models: dict[str, bool] = Field(description="Which models of the default set are served, e.g. {'gpt': true, 'bert': true}.")
     sets: dict[str, SetHealth] = Field(description="Every loaded model set by id (sets not used yet are not loaded).")
 

@@ -31,6 +31,7 @@ import traceback
 from pathlib import Path
 
 from .live_corpus import CorpusError, describe, prepare_corpus, probe_line, vocabulary_chars
+from .run_lock import hold as hold_run_lock
 
 SNAPSHOT_FRACTIONS = (0.0, 0.01, 0.05, 0.2, 0.5)  # of the budget; plus final/
 PROGRESS_EVERY_S = 1.0
@@ -251,6 +252,11 @@ def main(argv=None) -> int:
         die_with_parent()
     run_dir = Path(args.out)
     run_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        hold_run_lock(run_dir)  # held until this process ends: how a server knows the run is alive
+    except BlockingIOError:
+        print(f"python -m training live: another trainer is writing {run_dir}", file=sys.stderr)
+        return 2
     events = Events(run_dir)
     stop = threading.Event()
     state = {"interruptible": True, "signal": None, "writer": None}
