@@ -122,10 +122,10 @@ class ModelSetInfo(BaseModel):
 
     id: str = Field(description="Pass it as `model` to any inference endpoint.")
     name: str = Field(description="For people, e.g. 'Shakespeare (shipped)' or 'Our poems · step 200'.")
-    kind: Literal["shipped", "extra", "run", "snapshot"]
+    kind: Literal["shipped", "extra", "run", "snapshot", "classifier"]
     run: str | None = Field(description="The training run it came from (runs and snapshots).")
     step: int | None = Field(description="Training step of a snapshot.")
-    families: list[Literal["gpt", "bert"]]
+    families: list[Literal["gpt", "bert", "classifier"]]
     status: str = Field(description="ok, degraded, failed, or 'not loaded' (loaded on first use).")
     problems: list[str]
     cards: dict[str, dict[str, Any]]

@@ -13,6 +13,10 @@ A model set is a folder (models/ is the shipped one; a training run's folders ha
     <family>.card.json  config (vocab_size, context, n_layer, n_head, n_embd, ...), metrics, curves
     nsp_quiz.json       {"items": [{"id", "a", "b", "is_next", "source_a", "source_b"}, ...]} (optional)
     set.json            {"id", "name"} (optional; the shipped set's id is "shakespeare")
+    classifier.onnx     a fine-tuned BERT with a head (python -m training finetune): input input_ids
+                        (and token_type_ids when the graph has it), [CLS] text [SEP]; output logits,
+                        (1, n_labels) for a whole-input task, (1, T, n_labels) for a per-character one
+    classifier.card.json  task, kind (sequence|token), labels, arm, base model, examples, accuracy
 
     electra.onnx        inputs input_ids, token_type_ids; output replaced_logits (batch, seq):
                         > 0 means "this character was replaced" (training/electra.py)
@@ -36,6 +40,7 @@ FIRST_CHAR = len(SPECIALS)  # ids below this are special tokens: never predicted
 MASK_MARKER = "[MASK]"
 
 FAMILIES = ("gpt", "bert", "electra")  # every pretrained family a set may hold, by file name
+PARTS = (*FAMILIES, "classifier")  # what a model set may hold; a classifier set holds only that
 
 # Files of a model set.
 VOCAB_FILE, QUIZ_FILE, SET_FILE, SNAPSHOT_FILE = "vocab.json", "nsp_quiz.json", "set.json", "snapshot.json"
@@ -62,6 +67,10 @@ SET_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$"  # model set ids: safe in
 QUIZ_ID_PATTERN = r"^[A-Za-z0-9_.-]{1,64}$"
 BERT_INPUTS = ["input_ids", "token_type_ids"]
 BERT_OUTPUTS = ["mlm_logits", "nsp_logits"]
+CLASSIFIER_INPUTS = ["input_ids", "token_type_ids"]  # token_type_ids optional
+CLASSIFIER_OUTPUT = "logits"
+CLASSIFIER_KINDS = {"sequence": 2, "token": 3}  # kind -> rank of logits
+MAX_LABELS = 20
 ELECTRA_INPUTS = ["input_ids", "token_type_ids"]
 ELECTRA_OUTPUTS = ["replaced_logits"]
 
@@ -175,4 +184,13 @@ def clean_partial(run_dir: Path) -> None:
                 shutil.rmtree(p, ignore_errors=True)
 
 
-from .checks import check_graph, check_quiz  # noqa: E402,F401  (the load checks, re-exported)
+def classifier_context(card: dict) -> int:
+    """The classifier's sequence budget ([CLS] text [SEP] included), from its card."""
+    config = card.get("config") if isinstance(card.get("config"), dict) else {}
+    value = config.get("context", card.get("context"))
+    if not isinstance(value, int) or isinstance(value, bool) or value < 3:
+        raise ValueError("classifier card: context (or config.context) must be an integer of at least 3")
+    return value
+
+
+from .checks import check_classifier, check_graph, check_quiz  # noqa: E402,F401  (the load checks, re-exported)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from . import QUIZ_ID_PATTERN, bert_pair_room, cache_names, cache_shape, onnx_io
+from . import (CLASSIFIER_INPUTS, CLASSIFIER_KINDS, CLASSIFIER_OUTPUT, MAX_LABELS, QUIZ_ID_PATTERN, bert_pair_room,
+               cache_names, cache_shape, classifier_context, onnx_io)
 
 
 def _dims(arg) -> list:
@@ -74,3 +75,31 @@ def check_quiz(items, context: int | None) -> list[dict]:
             raise ValueError(f"{where}: a and b do not fit BERT's context of {context}")
         out.append(dict(it))
     return out
+
+
+def check_classifier(session, card: dict, vocab_size: int) -> None:
+    """Raise ValueError unless classifier.onnx and its card agree with this contract: kind and
+    labels on the card; input_ids (and maybe token_type_ids) in; logits of the kind's rank out
+    with one column per label."""
+    kind, labels = card.get("kind"), card.get("labels")
+    if kind not in CLASSIFIER_KINDS:
+        raise ValueError(f"classifier card: kind must be one of {sorted(CLASSIFIER_KINDS)}")
+    if (not isinstance(labels, list) or not 2 <= len(labels) <= MAX_LABELS
+            or not all(isinstance(x, str) and x for x in labels) or len(set(labels)) != len(labels)):
+        raise ValueError(f"classifier card: labels must be 2 to {MAX_LABELS} distinct non-empty strings")
+    classifier_context(card)
+    config = card.get("config") if isinstance(card.get("config"), dict) else {}
+    if config.get("vocab_size", vocab_size) != vocab_size:
+        raise ValueError(f"classifier card vocab_size {config['vocab_size']} disagrees with vocab.json ({vocab_size})")
+    inputs = {i.name: i for i in session.get_inputs()}
+    outputs = {o.name: o for o in session.get_outputs()}
+    if "input_ids" not in inputs or not set(inputs) <= set(CLASSIFIER_INPUTS):
+        raise ValueError(f"classifier.onnx inputs are {sorted(inputs)}, expected input_ids (and token_type_ids)")
+    if CLASSIFIER_OUTPUT not in outputs:
+        raise ValueError(f"classifier.onnx outputs are {sorted(outputs)}, expected {CLASSIFIER_OUTPUT}")
+    dims = _dims(outputs[CLASSIFIER_OUTPUT])
+    if len(dims) != CLASSIFIER_KINDS[kind]:
+        raise ValueError(f"classifier.onnx logits have {len(dims)} dimensions; a {kind} classifier has "
+                         f"{CLASSIFIER_KINDS[kind]}")
+    if dims[-1] not in (None, len(labels)):
+        raise ValueError(f"classifier.onnx gives {dims[-1]} scores, the card names {len(labels)} labels")
