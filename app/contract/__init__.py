@@ -41,6 +41,7 @@ MASK_MARKER = "[MASK]"
 
 FAMILIES = ("gpt", "bert", "electra")  # every pretrained family a set may hold, by file name
 PARTS = (*FAMILIES, "classifier")  # what a model set may hold; a classifier set holds only that
+OPTIONAL_PARTS = ("electra", "classifier")  # a set without these is whole; without gpt or bert it says so
 
 # Files of a model set.
 VOCAB_FILE, QUIZ_FILE, SET_FILE, SNAPSHOT_FILE = "vocab.json", "nsp_quiz.json", "set.json", "snapshot.json"
