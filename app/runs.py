@@ -34,6 +34,7 @@ import threading
 import time
 from pathlib import Path
 
+from .contract import FAMILIES
 from .errors import ApiError
 from .run_rules import ACTIVE, TEST_PRESETS, TRAIN_MISSING, check_corpus, training_available
 
@@ -303,7 +304,7 @@ class RunManager:
             run = self.get(run_id)
             self._update(run_id, validation={**run["validation"], e["family"]: {"step": e["step"], "loss": e.get("val_loss")}})
         elif kind == "sample":
-            self._update(run_id, sample={k: e.get(k) for k in ("step", "gpt", "bert")})
+            self._update(run_id, sample={k: e.get(k) for k in ("step", *FAMILIES)})
         elif kind == "snapshot":
             run = self.get(run_id)
             entry = {"name": e["name"], "step": e["step"], "steps": e.get("steps"), "final": e.get("final", False),

@@ -49,9 +49,28 @@ function fail(el, target, err) {
   el.textContent = "No live discriminator here: " + err.message;
 }
 
+// Does the chosen set have a discriminator? (GET /api/models; no request that is bound to fail.)
+let sets = null;
+async function hasElectra(model) {
+  if (!sets) {
+    const res = await fetch("/api/models");
+    const data = res.ok ? await res.json() : { sets: [] };
+    sets = { default: data.default, list: data.sets || [] };
+  }
+  const set = sets.list.find((s) => s.id === (model || sets.default));
+  return Boolean(set && set.families.includes("electra"));
+}
+
+const NONE = "This model set has no ELECTRA discriminator, so there is nothing live to show here; pick the shipped set " +
+  "(or a run trained with ELECTRA) in the model list.";
+
 async function onDraw(detail) {
   lastDraw = detail;
   const id = ++latest;
+  if (!(await hasElectra(detail.model))) {
+    if (id === latest) { strip.replaceChildren(); summary.textContent = NONE; }
+    return;
+  }
   const body = { text: detail.text, positions: detail.positions, seed: detail.seed };
   if (detail.model) body.model = detail.model;
   try {
@@ -68,6 +87,7 @@ async function onOwn() {
   if (!text) { ownStrip.replaceChildren(); ownSummary.textContent = ""; return; }
   const body = { text };
   if (lastDraw && lastDraw.model) body.model = lastDraw.model;
+  if (!(await hasElectra(body.model))) { ownStrip.replaceChildren(); ownSummary.textContent = NONE; return; }
   try {
     const r = await judge(body);
     if (own.value !== text) return;

@@ -195,7 +195,7 @@ def detect(model, tok, text: str, positions: list[int], seed: int = 11) -> dict:
     model.train(was_training)
     shown = [tok.itos[int(i)] for i in corrupted[0, 1:-1]]
     replaced = (corrupted != ids)[0, 1:-1]
-    return {"text": text, "corrupted": "".join(shown), "replaced": [int(i) for i in torch.flatnonzero(replaced)],
+    return {"text": text, "corrupted": "".join(shown), "replaced": [int(i) for i in torch.nonzero(replaced).flatten()],
             "p_replaced": [round(float(x), 4) for x in p],
             "correct": int(((p > 0.5) == replaced).sum()), "characters": len(shown)}
 

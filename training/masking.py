@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import torch
 
+from app.contract import MASKING_SCHEMES as SCHEMES
+
 from .tokenizer import MASK
 
-SCHEMES = ("char", "span", "word")
 MEAN_SPAN = 3.0
 MAX_SPAN = 10
 P_MASK, P_RANDOM = 0.8, 0.1

@@ -1,20 +1,21 @@
 """How well BERTs trained with each masking scheme recover text hidden by each scheme.
 
     python -m training recovery char=runs/bert-char/ckpt.pt span=runs/bert-span/ckpt.pt \
-        word=runs/bert-word/ckpt.pt --save training/masking_recovery.json
-    python -m training recovery --load training/masking_recovery.json     # print the stored table
+        word=runs/bert-word/ckpt.pt --save benchmarks/masking_recovery.json
+    python -m training recovery --load benchmarks/masking_recovery.json     # print the stored table
 
 Each checkpoint is scored on the same held-out pairs (its corpus's test split), corrupted once per
 scheme with fixed draws (15 %, 80/10/10 per unit, training/masking.py): masked top-1, the share of
-selected characters whose original is the model's first guess. The README's table is this
-command's output for the stored results (tests/training/test_recovery.py holds them together).
+selected characters whose original is the model's first guess. The README's `masking` table
+is this command's output for the stored results (benchmarks/tables.py prints it; the README test
+holds them together). Printing needs no torch.
 """
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from .masking import SCHEMES
+from app.contract import MASKING_SCHEMES as SCHEMES
 
 
 def measure(checkpoints: dict[str, str], n_pairs: int = 1000, split: str = "test", seed: int = 2024) -> dict:
@@ -44,6 +45,21 @@ def table(results: dict) -> str:
     return "\n".join(lines)
 
 
+def describe(results: dict) -> str:
+    rows = list(results["rows"].values())
+    budget = sorted({r.get("cpu_seconds", r.get("seconds")) for r in rows})
+    clock = "CPU-seconds" if "cpu_seconds" in rows[0] else "seconds"
+    return (f"Masked top-1 (the original character is the first guess) on {results['pairs']:,} held-out pairs of the "
+            f"{results['split']} split, 15 % hidden, 80/10/10 per unit, seed {results['seed']}; rows: BERTs of one size "
+            f"trained for the same budget ({' / '.join(f'{b:g}' for b in budget)} {clock}) with each masking; "
+            f"columns: how the text is hidden:")
+
+
+def render(results: dict) -> str:
+    """What the README shows: the sentence and the table (`python -m training recovery --load FILE`)."""
+    return describe(results) + "\n\n```\n" + table(results) + "\n```"
+
+
 def main(args) -> None:
     if args.load:
         results = json.loads(Path(args.load).read_text(encoding="utf-8"))
@@ -54,7 +70,7 @@ def main(args) -> None:
             from app.contract import write_json
 
             write_json(Path(args.save), results)
-    print(table(results))
+    print(render(results))
 
 
 def add_args(p) -> None:

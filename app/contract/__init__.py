@@ -63,6 +63,7 @@ CARD_KEYS = ("name", "family", "objective", "attention", "config", "parameters",
 PROGRESS_FILE, SNAPSHOTS_DIR, FINAL_DIR, CHECKPOINTS_DIR = "progress.jsonl", "snapshots", "final", "checkpoints"
 EVENTS = ("start", "models", "progress", "eval", "sample", "snapshot", "snapshot_failed", "exporting",
           "finished", "cancelled", "error")
+MASKING_SCHEMES = ("char", "span", "word")  # which characters a masked LM hides (training and the Objectives page)
 MIN_CORPUS_CHARS = 2000  # a run's corpus: fewer characters leave nothing to learn and too little held out
 SET_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$"  # model set ids: safe in URLs and file names
 QUIZ_ID_PATTERN = r"^[A-Za-z0-9_.-]{1,64}$"

@@ -17,6 +17,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..contract import FAMILIES
 from .. import auth, deps
 from ..errors import ApiError
 from ..run_rules import ACTIVE, MAX_MINUTES, MIN_CORPUS_CHARS, MIN_MINUTES, TERMINAL, TRAIN_MISSING, training_available
@@ -52,8 +53,9 @@ class StartRun(BaseModel):
     corpus: str | None = Field(None, description=f"The text to train on (plain UTF-8 text, at least {MIN_CORPUS_CHARS:,} "
                                "characters; the server's cap is in GET /api/runs `limits`). Omitted: the shipped Shakespeare.")
     name: str | None = Field(None, max_length=60, description="What the class calls it, shown in the model picker (e.g. 'Our poems').")
-    families: list[Literal["gpt", "bert"]] = Field(["gpt", "bert"], min_length=1, max_length=2,
-                                                   description="Which models to train (both: one text, one skeleton, two objectives).")
+    families: list[Literal[FAMILIES]] = Field(["gpt", "bert"], min_length=1, max_length=len(FAMILIES),
+                                              description="Which models to train, from " + ", ".join(FAMILIES)
+                                              + " (several: one text, one skeleton, one objective each).")
     minutes: float | None = Field(None, description=f"Wall-clock training budget, {MIN_MINUTES:g} to {MAX_MINUTES:g} minutes "
                                   "(default: the preset's).")
     preset: str | None = Field(None, max_length=32, description="Model size and schedule by name (GET /api/runs `presets`); "

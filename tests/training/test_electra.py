@@ -44,10 +44,10 @@ def test_short_run_lowers_the_detection_loss(tiny_corpus, tmp_path):
 
 
 def test_detect_marks_every_filled_position(tiny_corpus, tmp_path):
-    model = ELECTRA(TransformerConfig(vocab_size=60, context=32, n_layer=1, n_head=2, n_embd=32, n_ff=64)).eval()
     from training.tokenizer import CharTokenizer
 
-    tok = CharTokenizer([chr(c) for c in range(32, 87)])
+    tok = CharTokenizer([chr(c) for c in range(32, 127)])
+    model = ELECTRA(TransformerConfig(vocab_size=tok.vocab_size, context=32, n_layer=1, n_head=2, n_embd=32, n_ff=64)).eval()
     out = detect(model, tok, "the king and the crown", [1, 5, 9])
     assert len(out["p_replaced"]) == len(out["text"]) == len(out["corrupted"])
     assert set(out["replaced"]) <= {1, 5, 9}  # only filled positions can differ from the text
@@ -71,3 +71,24 @@ def test_package_writes_electra_onnx_and_card(tiny_corpus, tmp_path):
     from app.contract.checks import check_graph
 
     check_graph("electra", sess, card["config"], Vocab.load(tmp_path / "set" / "vocab.json").size)
+
+
+def test_live_run_trains_and_writes_electra(tiny_corpus, tmp_path):
+    """`python -m training live --families electra`: the same loop, events and set writer as GPT and BERT."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    run_dir = tmp_path / "run"
+    overrides = json.dumps({"n_layer": 1, "n_head": 2, "n_embd": 32, "n_ff": 64, "context": 32, "batch_size": 8,
+                            "steps": 12, "warmup": 2})
+    proc = subprocess.run([sys.executable, "-m", "training", "live", "--out", str(run_dir), "--corpus", str(tiny_corpus),
+                           "--families", "electra", "--minutes", "5", "--overrides", overrides],
+                          cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True, timeout=600)
+    events = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    assert proc.returncode == 0 and events[-1]["event"] == "finished", proc.stdout[-2000:]
+    assert events[-1]["steps"] == {"electra": 12} and "detection_accuracy" in events[-1]["metrics"]["electra"]
+    samples = [e for e in events if e["event"] == "sample"]
+    assert samples and "p_replaced" in samples[-1]["electra"]
+    card = json.loads((run_dir / "final" / "electra.card.json").read_text())
+    assert card["family"] == "electra" and card["onnx"]["parity_max_abs_diff"] < 1e-4
