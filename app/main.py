@@ -27,7 +27,8 @@ from .hosts import HostAllowList
 from .middleware import BodySizeLimit
 from .finetunes.jobs import FinetuneManager
 from .registry import Registry
-from .routers import attention, compare, concepts, docs, finetunes, generation, login, mask_fill, meta, nsp, objectives, runs
+from .routers import (attention, compare, concepts, docs, electra, finetunes, generation, login, mask_fill, meta, nsp,
+                      objectives, runs)
 from .runs import RunManager
 from .runs.events import install_stop_hook
 from .runtime import Runtime, limit_malloc_arenas
@@ -103,8 +104,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     if settings.static_dir.is_dir():  # without the applets' files /static/... is a plain 404
         app.mount("/static", StaticFiles(directory=str(settings.static_dir)), name="static")
     for router in (meta.router, mask_fill.router, generation.router, nsp.router, attention.router,
-                   compare.router, objectives.router, concepts.router, runs.router, login.router, finetunes.router,
-                   classes_router, docs.router):
+                   compare.router, objectives.router, electra.router, concepts.router, runs.router, login.router,
+                   finetunes.router, classes_router, docs.router):
         app.include_router(router)
     return app
 

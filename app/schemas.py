@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from .contract import SET_ID_PATTERN
+from .contract import PARTS, SET_ID_PATTERN
 
 MAX_PROMPT_CHARS = 10_000
 MAX_TEXT_CHARS = 10_000  # hard cap before the model's own context check
@@ -136,7 +136,7 @@ class ModelSetInfo(BaseModel):
     kind: Literal["shipped", "extra", "run", "snapshot", "classifier"]
     run: str | None = Field(description="The training run it came from (runs and snapshots).")
     step: int | None = Field(description="Training step of a snapshot.")
-    families: list[Literal["gpt", "bert", "classifier"]]
+    families: list[Literal[PARTS]] = Field(description="What the set holds: " + ", ".join(PARTS) + ".")
     status: str = Field(description="ok, degraded, failed, or 'not loaded' (loaded on first use).")
     problems: list[str]
     cards: dict[str, dict[str, Any]]

@@ -14,6 +14,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..contract import FAMILIES
 from .. import auth, deps
 from ..runs import RunManager
 from ..runs.events import EventStream, stream, summary
@@ -56,8 +57,9 @@ class StartRun(BaseModel):
     name: str | None = Field(None, max_length=60, description="What the class calls it, shown in the model picker "
                              "(e.g. 'Our poems'): one line of plain text (no control, bidirectional or zero-width "
                              "characters, not only spaces).")
-    families: list[Literal["gpt", "bert"]] = Field(["gpt", "bert"], min_length=1, max_length=2,
-                                                   description="Which models to train (both: one text, one skeleton, two objectives).")
+    families: list[Literal[FAMILIES]] = Field(["gpt", "bert"], min_length=1, max_length=len(FAMILIES),
+                                              description="Which models to train, from " + ", ".join(FAMILIES)
+                                              + " (several: one text, one skeleton, one objective each).")
     minutes: float | None = Field(None, description=f"Wall-clock training budget, {MIN_MINUTES:g} to {MAX_MINUTES:g} minutes "
                                   "(default: the preset's).")
     preset: str | None = Field(None, max_length=32, description="Model size and schedule by name (GET /api/runs `presets`); "

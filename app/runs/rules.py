@@ -9,7 +9,7 @@ from ..errors import ApiError
 
 ACTIVE = ("queued", "running")
 TERMINAL = ("finished", "cancelled", "failed", "interrupted")
-MIN_CORPUS_CHARS = 2000  # = training/live_corpus.py MIN_CORPUS_CHARS (app/ does not import training/)
+from ..contract import MIN_CORPUS_CHARS  # training checks the same number (both read app/contract)
 MIN_MINUTES, MAX_MINUTES = 0.5, 30.0
 TRAIN_EXTRA = 'pip install -e ".[train]"'
 TRAIN_MISSING = f"Training needs the train extra (PyTorch, onnx, onnxscript): {TRAIN_EXTRA}"

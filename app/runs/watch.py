@@ -11,6 +11,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from ..contract import FAMILIES
 from .store import DISK_FULL, low_space
 
 log = logging.getLogger("app")
@@ -105,7 +106,7 @@ def on_event(m, run_id: str, e: dict) -> None:
         run = m.get(run_id)
         m._update(run_id, validation={**run["validation"], e["family"]: {"step": e["step"], "loss": e.get("val_loss")}})
     elif kind == "sample":
-        m._update(run_id, sample={k: e.get(k) for k in ("step", "gpt", "bert")})
+        m._update(run_id, sample={k: e.get(k) for k in ("step", *FAMILIES)})
     elif kind == "snapshot":
         run = m.get(run_id)
         entry = {"name": e["name"], "step": e["step"], "steps": e.get("steps"), "final": e.get("final", False),

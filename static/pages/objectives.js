@@ -82,19 +82,9 @@ function showCorruption(r) {
     ["Position", "Original", "Action", "Shown", "BERT's guess", "P(original)", "Recovered"],
     r.selected.map((s) => [String(s.position), charName(s.original), ACTION[s.action], s.shown.length > 1 ? s.shown : charName(s.shown),
       charName(s.prediction), pct(s.p_original, 1), s.correct ? "yes" : "no"])));
-  // ELECTRA labels: every position, replaced or original
-  const rtd = clear($("#o-rtd"));
-  let replaced = 0;
-  r.corrupted.forEach((t, i) => {
-    const s = sel.get(i);
-    const isRep = Boolean(s && s.replaced);
-    if (isRep) replaced++;
-    const shown = t === "[MASK]" ? r.tokens[i] : t; // ELECTRA's input has no [MASK]: show the original there
-    rtd.appendChild(tok(shown, isRep ? "is-replaced is-random" : "", isRep ? "replaced" : "original",
-      isRep ? "replaced: the original was " + charName(s.original) : "original character"));
-  });
-  $("#o-rtd-summary").textContent = replaced + " of " + n + " positions were replaced by a random character in this draw; " +
-    "a discriminator is scored at all " + n + " (label: replaced or original), not only at the " + r.selected.length + " selected.";
+  // ELECTRA (static/pages/electra.js): the generator fills every selected position, the discriminator judges all
+  document.dispatchEvent(new CustomEvent("objectives:corrupted", { detail: {
+    text: v.text, positions: r.selected.map((s) => s.position), seed: v.seed } }));
 }
 
 async function corrupt() {

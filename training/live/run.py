@@ -1,37 +1,37 @@
-"""The torch side of `python -m training live` (see training/live.py for the protocol).
+"""The torch side of `python -m training live` (see training/live/__init__.py for the protocol).
 
-Drives Trainer.train_step()/evaluate() itself: both families in one loop on one clock. The
-budget is wall-clock time for the whole run (evaluations and samples included), so a 3-minute
-run ends after about 3 minutes whatever it trains; each Trainer's schedule follows that clock.
+The families train in the one training loop (training/train.py train_loop) on one clock, and this
+run is its callback: progress, evaluations, samples, snapshots, stop. The budget is wall-clock
+time for the whole run (evaluations and samples included), so a 3-minute run ends after about 3
+minutes whatever it trains; each Trainer's schedule follows that clock.
 """
 from __future__ import annotations
 
 import math
-import platform
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from .data import load_corpus
-from .evaluate import evaluate_bert, evaluate_gpt
-from .live import (PROGRESS_EVERY_S, SAMPLE_EVERY_S, SNAPSHOT_FRACTIONS, Stop, bert_fill, command_lines,
-                   family_configs, fill_positions, gpt_sample)
-from .live_corpus import describe, fast_tokenizer, probe_line, vocabulary_chars
-from .live_export import SetWriter
-from .model import count_parameters
-from .tokenizer import UNK
-from .train import Trainer
+from app.contract import CHECKPOINTS_DIR, FINAL_DIR, SNAPSHOTS_DIR
 
-OBJECTIVE = {"gpt": "causal language modelling (next character)",
-             "bert": "masked language modelling (15 %, 80/10/10)"}
+from ..data import load_corpus
+from ..export.model_set import SetWriter, card
+from ..families import family
+from ..model import count_parameters
+from ..tokenizer import UNK
+from ..train import Callback, Trainer, train_loop
+from .corpus import describe, fast_tokenizer, probe_line, vocabulary_chars
+from .settings import PROGRESS_EVERY_S, SAMPLE_EVERY_S, SNAPSHOT_FRACTIONS, Stop, command_lines, family_configs
+from .views import fill_positions
+
 EVAL_POINTS = 30  # validation points per curve over the budget (at least EVAL_MIN_S apart)
 EVAL_MIN_S = 5.0
-HELD_OUT_CHARS, HELD_OUT_PAIRS = 100_000, 500  # final evaluation size: seconds, not minutes
+HELD_OUT_SHARE = 0.25  # of package's evaluation size (GPT 100,000 characters, BERT 500 pairs)
 
 
-class LiveRun:
+class LiveRun(Callback):
     def __init__(self, args, families, corpus_path: Path, desc: dict, run_dir: Path, events, stop, state):
         self.args, self.families, self.run_dir, self.events, self.stop, self.state = args, families, run_dir, events, stop, state
         torch.set_num_threads(args.threads)
@@ -52,8 +52,9 @@ class LiveRun:
                        "unknown_chars": unknown, "path": str(corpus_path)}
         held_text = "\n".join(d.text for d in splits["validation"])
         self.probe = args.probe or probe_line(held_text)
-        if "bert" in self.configs:  # [CLS] probe [SEP] fits BERT's context
-            self.probe = self.probe[: self.configs["bert"].context - 2]
+        bidirectional = [c.context for f, c in self.configs.items() if family(f).attention == "bidirectional"]
+        if bidirectional:  # [CLS] probe [SEP] fits the context
+            self.probe = self.probe[: min(bidirectional) - 2]
         self.prompt = args.prompt if args.prompt is not None else self.probe[: max(8, len(self.probe) // 3)]
         self.positions = fill_positions(self.probe)
         self.test_docs = splits["test"]
@@ -82,50 +83,48 @@ class LiveRun:
         if self.stop.is_set():
             raise Stop()
         t0 = time.monotonic()
-        clock = lambda: time.monotonic() - t0  # noqa: E731
-        busy = {f: 0.0 for f in self.families}
-        window = {f: {"loss": [], "tokens": 0, "since": 0.0} for f in self.families}
-        eval_every = max(EVAL_MIN_S, self.budget_s / EVAL_POINTS) if math.isfinite(self.budget_s) else EVAL_MIN_S
-        next_eval, next_sample, next_progress = eval_every, SAMPLE_EVERY_S, 0.0  # first progress at the first step
-        fractions = list(SNAPSHOT_FRACTIONS)
-        for tr in self.trainers.values():
-            tr.model.train()
-        self.evaluate_all(clock())
-        while True:
-            p = self.progress()
-            if fractions and p >= fractions[0]:
-                while fractions and p >= fractions[0]:
-                    fractions.pop(0)
-                self.snapshot(p, clock())
-                next_sample = clock() + SAMPLE_EVERY_S
-            if p >= 1.0:
-                break
-            if self.stop.is_set():
-                raise Stop()
-            live = [f for f, t in self.trainers.items() if t.progress() < 1.0]
-            f = min(live, key=busy.get)  # fair by compute time: the slower model is not starved
-            tr = self.trainers[f]
-            tr.elapsed = clock()  # each schedule follows the run's wall clock
-            _, parts, dt = tr.train_step()
-            tr.elapsed = clock()
-            busy[f] += dt
-            w = window[f]
-            w["loss"].append(parts["loss"])
-            w["tokens"] += tr.cfg.batch_size * tr.cfg.context
-            now = clock()
-            if now >= next_progress:
-                for fam in self.families:
-                    self.emit_progress(fam, window[fam], now)
-                next_progress = now + PROGRESS_EVERY_S
-            if now >= next_eval:
-                self.evaluate_all(now)
-                next_eval = clock() + eval_every
-            if now >= next_sample:
-                self.events.emit("sample", step=self.total_steps(), elapsed_s=round(now, 2), **self.samples())
-                next_sample = clock() + SAMPLE_EVERY_S
-        self.elapsed = clock()
+        self.clock = lambda: time.monotonic() - t0
+        train_loop(self.trainers, [self], clock=self.clock)
+
+    def on_start(self, trainers) -> None:
+        self.window = {f: {"loss": [], "tokens": 0, "since": 0.0} for f in self.families}
+        self.eval_every = max(EVAL_MIN_S, self.budget_s / EVAL_POINTS) if math.isfinite(self.budget_s) else EVAL_MIN_S
+        self.next_eval, self.next_sample, self.next_progress = self.eval_every, SAMPLE_EVERY_S, 0.0  # first progress at the first step
+        self.fractions = list(SNAPSHOT_FRACTIONS)
+        self.evaluate_all(self.clock())
+        self.check_snapshot()
+
+    def check_snapshot(self) -> None:
+        p = self.progress()
+        if self.fractions and p >= self.fractions[0]:
+            while self.fractions and p >= self.fractions[0]:
+                self.fractions.pop(0)
+            self.snapshot(p, self.clock())
+            self.next_sample = self.clock() + SAMPLE_EVERY_S
+
+    def on_step(self, name, tr, lr, parts, seconds) -> None:
+        w = self.window[name]
+        w["loss"].append(parts["loss"])
+        w["tokens"] += tr.tokens_per_step
+        now = self.clock()
+        if now >= self.next_progress:
+            for fam in self.families:
+                self.emit_progress(fam, self.window[fam], now)
+            self.next_progress = now + PROGRESS_EVERY_S
+        if now >= self.next_eval:
+            self.evaluate_all(now)
+            self.next_eval = self.clock() + self.eval_every
+        if now >= self.next_sample:
+            self.events.emit("sample", step=self.total_steps(), elapsed_s=round(now, 2), **self.samples())
+            self.next_sample = self.clock() + SAMPLE_EVERY_S
+        self.check_snapshot()
+        if self.stop.is_set() and self.progress() < 1.0:
+            raise Stop()
+
+    def on_end(self, trainers) -> None:
+        self.elapsed = self.clock()
         for fam in self.families:
-            self.emit_progress(fam, window[fam], self.elapsed)
+            self.emit_progress(fam, self.window[fam], self.elapsed)
         self.evaluate_all(self.elapsed)
 
     def total_steps(self) -> int:
@@ -149,38 +148,24 @@ class LiveRun:
             self.events.emit("eval", family=fam, **point)
 
     def samples(self) -> dict:
-        out = {}
-        if "gpt" in self.trainers:
-            out["gpt"] = gpt_sample(self.trainers["gpt"].model, self.tok, self.prompt)
-        if "bert" in self.trainers:
-            out["bert"] = bert_fill(self.trainers["bert"].model, self.tok, self.probe, self.positions)
-        return out
+        return {f: family(f).live_view()(t.model, self.tok, self.prompt, self.probe, self.positions)
+                for f, t in self.trainers.items()}
 
     # --- model sets ----------------------------------------------------------------------------
 
     def card(self, fam: str, evaluation: dict) -> dict:
         tr = self.trainers[fam]
         c = tr.cfg
-        objective = OBJECTIVE[fam] + (" + next-sentence prediction" if fam == "bert" and c.nsp else "")
-        return {
-            "name": fam, "family": fam, "objective": objective,
-            "attention": "causal" if fam == "gpt" else "bidirectional",
-            "config": tr.model_cfg.to_dict(), "parameters": count_parameters(tr.model),
-            "corpus": self.corpus,
-            "training": {"steps": tr.step, "tokens": tr.step * c.batch_size * c.context,
-                         "seconds": round(tr.elapsed, 1), "seed": c.seed, "batch_size": c.batch_size, "lr": c.lr,
-                         "warmup": c.warmup, "weight_decay": c.weight_decay,
-                         "mask_rate": c.mask_rate if fam == "bert" else None, "threads": c.threads,
-                         "precision": c.precision, "compile": c.compile, "machine": f"{platform.machine()} CPU",
-                         "live": True, "budget_minutes": c.minutes, "progress": round(min(tr.progress(), 1.0), 4)},
-            "evaluation": evaluation, "curves": list(self.curves[fam]), "command": self.commands.get(fam),
-        }
+        return card(c.__dict__, tr.model_cfg.to_dict(), tr.model, tr.step, tr.elapsed, list(self.curves[fam]),
+                    self.corpus, evaluation,
+                    training={"live": True, "budget_minutes": c.minutes, "progress": round(min(tr.progress(), 1.0), 4)},
+                    command=self.commands.get(fam))
 
     def quiz(self) -> dict | None:
         """An NSP quiz bank from the held-out documents, when they are long enough for one."""
-        if "bert" not in self.trainers:
+        if "bert" not in self.trainers:  # the quiz is BERT's (next-sentence prediction)
             return None
-        from .quiz import build_quiz, held_out_for_quiz
+        from ..quiz import build_quiz, held_out_for_quiz
 
         try:
             items = build_quiz(held_out_for_quiz(self.corpus["path"]), self.configs["bert"].context, n_items=40)
@@ -204,7 +189,7 @@ class LiveRun:
         sample = self.samples()
         self.events.emit("sample", step=self.total_steps(), elapsed_s=round(now, 2), **sample)
         latest = {f: {"validation_loss": self.curves[f][-1]["val_loss"]} if self.curves[f] else {} for f in self.families}
-        self.submit(self.run_dir / "snapshots" / f"step-{self.total_steps():06d}", fraction, latest, sample)
+        self.submit(self.run_dir / SNAPSHOTS_DIR / f"step-{self.total_steps():06d}", fraction, latest, sample)
 
     def _landed(self, dest: Path, info: dict, seconds: float) -> None:
         if info["final"]:
@@ -228,20 +213,18 @@ class LiveRun:
         evaluation = {}
         for fam, tr in self.trainers.items():
             tr.model.eval()
-            if fam == "gpt":
-                held = evaluate_gpt(tr.model, self.tok, self.test_docs, max_chars=HELD_OUT_CHARS)
-            else:
-                held = evaluate_bert(tr.model, self.tok, self.test_docs, n_pairs=HELD_OUT_PAIRS)
+            size = {k: v * HELD_OUT_SHARE for k, v in family(fam).eval_size.items()}  # seconds, not minutes
+            held = family(fam).evaluator()(tr.model, self.tok, self.test_docs, **{k: int(v) for k, v in size.items()})
             evaluation[fam] = {"validation_loss": self.curves[fam][-1]["val_loss"],
                                "test": {"held_out": "test split of the run's corpus",
                                         "documents": [d.name for d in self.test_docs], **held}}
         self.state["interruptible"] = False
-        (self.run_dir / "checkpoints").mkdir(exist_ok=True)
+        (self.run_dir / CHECKPOINTS_DIR).mkdir(exist_ok=True)
         for fam, tr in self.trainers.items():
-            tr.save(self.run_dir / "checkpoints" / f"{fam}.pt")
+            tr.save(self.run_dir / CHECKPOINTS_DIR / f"{fam}.pt")
         self.final_error = None
         sample = self.samples()
-        self.submit(self.run_dir / "final", 1.0, evaluation, sample, final=True, quiz=self.quiz())
+        self.submit(self.run_dir / FINAL_DIR, 1.0, evaluation, sample, final=True, quiz=self.quiz())
         while not self.writer.idle.wait(0.1):
             if self.stop.is_set():
                 raise Stop()
@@ -251,6 +234,6 @@ class LiveRun:
             "finished", metrics={f: e["test"] for f, e in evaluation.items()},
             validation_loss={f: e["validation_loss"] for f, e in evaluation.items()},
             steps={f: t.step for f, t in self.trainers.items()}, train_seconds=round(self.elapsed, 1),
-            final="final", snapshots=sorted(s["name"] for s in self.snapshots if not s["final"]),
+            final=FINAL_DIR, snapshots=sorted(s["name"] for s in self.snapshots if not s["final"]),
             playable_after_s=round(self.final_landed - t_end, 2), commands=self.commands, sample=sample,
             export_timings=self.writer.timings)

@@ -1,4 +1,7 @@
-"""Model sets written during a live run (training/live.py), in a background thread.
+"""The one model-set writer: the card of a model, the files of a set, and the background writer
+of a live run's sets. `python -m training package` and live runs both write through here.
+
+Live runs (training/live/) write their sets in a background thread.
 
 A dynamo ONNX export traces the model (5-15 s on a busy 2-core CPU) but its result, before
 optimisation, keeps each parameter as an initializer named after it. So each family is traced
@@ -27,11 +30,16 @@ from pathlib import Path
 import onnx_ir as ir
 import torch
 
-from .export import OPSET, bert_program, check_parity, export_bert, export_gpt, gpt_program, save_program
-from .model import build_model
+from app.contract import VOCAB_FILE, card_file, onnx_file, write_json
 
-# The traced graph depends on the exporter's code and the model's: part of the cache key.
-EXPORTER_HASH = hashlib.sha256(b"".join((Path(__file__).parent / n).read_bytes() for n in ("export.py", "model.py"))).hexdigest()[:12]
+from ..families import build_model, family
+from ..model import count_parameters
+from . import OPSET, check_parity, export_onnx, program, save_program
+
+# The traced graph depends on the exporter's code and the models': part of the cache key.
+_CODE = Path(__file__).parents[1]
+EXPORTER_HASH = hashlib.sha256(b"".join(p.read_bytes() for p in (_CODE / "export" / "__init__.py", _CODE / "model.py",
+                                                                  _CODE / "electra.py"))).hexdigest()[:12]
 
 
 class SnapshotError(RuntimeError):
@@ -46,15 +54,15 @@ def template_path(cache_dir: Path, family: str, model_cfg) -> Path:
 def trace_to(path: Path, family: str, model_cfg, model=None):
     """Trace one family (any weights: they are swapped in later) and keep the graph in `path`."""
     model = model if model is not None else build_model(family, model_cfg).eval()
-    program = (gpt_program if family == "gpt" else bert_program)(model)
+    traced = program(family, model)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        ir.save(program.model, str(tmp))
+        ir.save(traced.model, str(tmp))
         tmp.replace(path)
     except OSError:
         pass  # the cache is an optimisation only
-    return program
+    return traced
 
 
 def start_tracer(cache_dir: Path, model_cfg: dict):
@@ -63,15 +71,60 @@ def start_tracer(cache_dir: Path, model_cfg: dict):
     todo = {f: c.to_dict() for f, c in model_cfg.items() if not template_path(cache_dir, f, c).exists()}
     if not todo:
         return None
-    return subprocess.Popen([sys.executable, "-m", "training.live_export", str(cache_dir), json.dumps(todo)],
+    return subprocess.Popen([sys.executable, "-m", "training.export.model_set", str(cache_dir), json.dumps(todo)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def write_json(path: Path, data) -> None:
-    """Write aside, then rename: a reader never sees half a file."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    tmp.replace(path)
+def card(tc: dict, model_cfg: dict, model, step: int, elapsed: float, curves: list, corpus: dict,
+         evaluation: dict, training: dict | None = None, command: str | None = None) -> dict:
+    """The card of one model (app.contract.CARD_KEYS; "onnx" is added when its file is written).
+    tc: the TrainConfig as a dict (a checkpoint's train_config)."""
+    import platform
+
+    fam = family(tc["family"])
+    out = {
+        "name": fam.name, "family": fam.name, **fam.card(tc), "config": model_cfg, "parameters": count_parameters(model),
+        "corpus": corpus,
+        "training": {
+            "steps": step, "tokens": step * tc["batch_size"] * tc["context"], "seconds": round(elapsed, 1),
+            "seed": tc["seed"], "batch_size": tc["batch_size"], "lr": tc["lr"], "warmup": tc["warmup"],
+            "weight_decay": tc["weight_decay"], "mask_rate": tc["mask_rate"] if fam.name != "gpt" else None,
+            "masking": tc.get("masking", "char") if fam.name != "gpt" else None, "clock": tc.get("clock", "wall"),
+            "threads": tc["threads"], "precision": tc.get("precision", "fp32"), "compile": tc.get("compile", False),
+            "machine": f"{platform.machine()} CPU", **(training or {})},
+        "evaluation": evaluation, "curves": curves,
+    }
+    if command is not None:
+        out["command"] = command
+    return out
+
+
+def full_export(name: str, model, path: Path, threads: int = 0) -> dict:
+    """Trace, optimise, save and check one model's graph; the parity report."""
+    export_onnx(name, model, path)
+    parity = check_parity(name, model, path, model.cfg.vocab_size, threads=threads)
+    if not parity["ok"]:
+        raise SnapshotError(f"ONNX parity check failed for {name}: {json.dumps(parity)}")
+    return parity
+
+
+def write_model_files(folder: Path, models: dict, cards: dict, vocab_json: dict, files: dict, export=full_export,
+                      stopped=lambda: False) -> bool:
+    """Into `folder`: <family>.onnx (by `export`) and <family>.card.json for each model, vocab.json
+    and any extra JSON `files`; every file written aside and renamed into place. False if
+    `stopped()` turned true on the way (the caller then drops the folder)."""
+    for name, model in models.items():
+        path = folder / onnx_file(name)
+        parity = export(name, model, path)
+        cards[name]["onnx"] = {"file": path.name, "bytes": path.stat().st_size, "opset": OPSET,
+                               "parity_max_abs_diff": parity["max_abs_diff"]}
+        write_json(folder / card_file(name), cards[name])
+        if stopped():
+            return False
+    write_json(folder / VOCAB_FILE, vocab_json)
+    for file_name, data in files.items():
+        write_json(folder / file_name, data)
+    return True
 
 
 class SetWriter(threading.Thread):
@@ -135,20 +188,13 @@ class SetWriter(threading.Thread):
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
         try:
-            for family, state in states.items():
-                model = build_model(family, self.model_cfg[family])
-                model.load_state_dict(state)
-                model.eval()
-                path = tmp / f"{family}.onnx"
-                parity = self.export(family, model, path)
-                cards[family]["onnx"] = {"file": path.name, "bytes": path.stat().st_size, "opset": OPSET,
-                                         "parity_max_abs_diff": parity["max_abs_diff"]}
-                write_json(tmp / f"{family}.card.json", cards[family])
-                if self.stopped:
-                    return False
-            write_json(tmp / "vocab.json", self.vocab_json)
-            for name, data in extra.items():
-                write_json(tmp / name, data)
+            models = {}
+            for name, state in states.items():
+                models[name] = build_model(name, self.model_cfg[name])
+                models[name].load_state_dict(state)
+                models[name].eval()
+            if not write_model_files(tmp, models, cards, self.vocab_json, extra, self.export, lambda: self.stopped):
+                return False
             with self.lock:
                 if self.stopped:
                     return False
@@ -186,22 +232,19 @@ class SetWriter(threading.Thread):
             copy = torch.onnx.ONNXProgram(ir.serde.deserialize_model(ir.serde.serialize_model(template.model)), None)
             save_program(copy, path)
             parity = check_parity(family, model, path, vocab_size, threads=self.threads)
-            if not parity["ok"]:
-                (export_gpt if family == "gpt" else export_bert)(model, path)
-                parity = check_parity(family, model, path, vocab_size, threads=self.threads)
-            if not parity["ok"]:
-                raise SnapshotError(f"ONNX parity check failed for {family}: {json.dumps(parity)}")
+        if not parity["ok"]:
+            parity = full_export(family, model, path, self.threads)
         return parity
 
 
-if __name__ == "__main__":  # the tracer: python -m training.live_export CACHE_DIR '{"gpt": {config}, ...}'
+if __name__ == "__main__":  # the tracer: python -m training.export.model_set CACHE_DIR '{"gpt": {config}, ...}'
     try:  # die with the run (Linux: PR_SET_PDEATHSIG)
         import ctypes
 
         ctypes.CDLL("libc.so.6").prctl(1, signal.SIGKILL)
     except (OSError, AttributeError):
         pass
-    from training.model import TransformerConfig
+    from ..model import TransformerConfig
 
     torch.set_num_threads(1)
     for fam, cfg in json.loads(sys.argv[2]).items():

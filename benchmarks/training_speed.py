@@ -1,12 +1,12 @@
 """Training benchmarks (figures, not asserts: machines are noisy; compare within one run).
 
-    python -m training.benchmark [--seconds 60] [--threads 2]     training speed (below)
-    python -m training.benchmark presets --budgets 1,3,10 --corpora shakespeare,stdlib
-                                        budget presets vs the baseline (training/bench_presets.py)
-    python -m training.benchmark protocol [--source shakespeare]
-                                        the short-step protocol (training/bench_recipe.py)
+    python -m benchmarks.training_speed [--seconds 60] [--threads 2]     training speed (below)
+    python -m benchmarks.presets --budgets 1,3,10 --corpora shakespeare,stdlib
+                                        budget presets vs the baseline (benchmarks/presets.py)
+    python -m benchmarks.recipe [--source shakespeare]
+                                        the short-step protocol (benchmarks/recipe.py)
 
-Speed: the project's trainer vs a straightforward PyTorch version (training/baseline.py) at the
+Speed: the project's trainer vs a straightforward PyTorch version (benchmarks/training_baseline.py) at the
 same size and batch, measured in one run on this machine. Prints tokens/s for both and their
 ratio, then trains each for the same wall-clock budget and prints the validation loss each reached.
 """
@@ -19,9 +19,10 @@ import time
 import torch
 import torch.nn.functional as F
 
-from .baseline import NaiveModel, naive_gpt_batch, naive_step
-from .data import DEFAULT_CORPUS, NSPPairs, encode_documents, mask_tokens
-from .train import TrainConfig, Trainer
+from benchmarks.training_baseline import NaiveModel, naive_gpt_batch, naive_step
+from training.data import DEFAULT_CORPUS, NSPPairs, encode_documents
+from training.masking import mask_tokens
+from training.train import TrainConfig, Trainer
 
 SIZE = dict(n_layer=2, n_embd=96, n_head=4, n_ff=256, context=64, batch_size=48)
 
@@ -72,39 +73,27 @@ class Baseline:
         total = 0.0
         for b in batches:
             if self.family == "gpt":
-                logits, _ = self.model(b[0])
-                total += F.cross_entropy(logits.reshape(-1, logits.size(-1)), b[1].reshape(-1)).item()
+                logits, _ = self.model(b["idx"])
+                total += F.cross_entropy(logits.reshape(-1, logits.size(-1)), b["targets"].reshape(-1)).item()
             else:
-                logits, nsp = self.model(b[0], b[1])
-                total += (F.cross_entropy(logits.reshape(-1, logits.size(-1)), b[2].reshape(-1), ignore_index=-100)
-                          + F.cross_entropy(nsp, b[3])).item()
+                logits, nsp = self.model(b["idx"], b["segments"])
+                total += (F.cross_entropy(logits.reshape(-1, logits.size(-1)), b["mlm_labels"].reshape(-1), ignore_index=-100)
+                          + F.cross_entropy(nsp, b["nsp_labels"])).item()
         self.model.train()
         return total / len(batches)
 
 
-def fixed_val_batches(trainer: Trainer, family: str, n: int = 20):
-    source = trainer._make_batches(trainer.val_split, seed=12345)
+def fixed_val_batches(trainer: Trainer, n: int = 20) -> list[dict]:
+    """The same validation batches for both trainers, as the project's objective makes them."""
+    source = trainer.batches(trainer.val_split, seed=12345)
     gen = torch.Generator().manual_seed(54321)
-    out = []
-    for _ in range(n):
-        if family == "gpt":
-            out.append(source.sample(SIZE["batch_size"]))
-        else:
-            ids, seg, nsp = source.sample(SIZE["batch_size"])
-            corrupted, labels = mask_tokens(ids, trainer.tok.vocab_size, trainer.tok.first_char_id, gen)
-            out.append((corrupted, seg, labels, nsp))
-    return out
+    return [trainer.objective.batch(source, SIZE["batch_size"], gen) for _ in range(n)]
 
 
 @torch.no_grad()
-def project_val_loss(trainer: Trainer, family: str, batches) -> float:
+def project_val_loss(trainer: Trainer, batches) -> float:
     trainer.model.eval()
-    total = 0.0
-    for b in batches:
-        if family == "gpt":
-            total += trainer.model(b[0], b[1])[1].item()
-        else:
-            total += trainer.model.loss(*b)[0].item()
+    total = sum(trainer.objective.loss(trainer.model, b)[0].item() for b in batches)
     trainer.model.train()
     return total / len(batches)
 
@@ -145,7 +134,7 @@ def run(family: str, corpus: str, seconds: float, threads: int) -> dict:
     # (compilation time, if any, is spent inside its budget).
     trainer = project_trainer(family, corpus, seconds, threads, best)
     baseline = Baseline(trainer, family)
-    val = fixed_val_batches(trainer, family)
+    val = fixed_val_batches(trainer)
     baseline_time, steps = 0.0, 0
     while baseline_time < seconds or trainer.progress() < 1.0:
         if baseline_time < seconds:
@@ -163,7 +152,7 @@ def run(family: str, corpus: str, seconds: float, threads: int) -> dict:
         "speedup": {v: round(speeds[f"project_{v}"] / speeds["baseline"], 2) for v in VARIANTS},
         "equal_budget_variant": best,
         "equal_budget_seconds": seconds,
-        "val_loss": {"baseline": round(baseline.val_loss(val), 4), "project": round(project_val_loss(trainer, family, val), 4)},
+        "val_loss": {"baseline": round(baseline.val_loss(val), 4), "project": round(project_val_loss(trainer, val), 4)},
         "steps_in_budget": {"baseline": steps, "project": trainer.step},
     }
 
@@ -184,15 +173,6 @@ def cpu_report() -> dict:
 
 
 def main(argv=None) -> None:
-    import sys
-
-    argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["presets"]:
-        from .bench_presets import main as presets_main
-        return presets_main(argv[1:])
-    if argv[:1] == ["protocol"]:
-        from .bench_recipe import main as protocol_main
-        return protocol_main(argv[1:])
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--seconds", type=float, default=60.0, help="equal wall-clock budget per trainer")
     p.add_argument("--threads", type=int, default=2)

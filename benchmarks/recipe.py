@@ -1,7 +1,7 @@
 """The short-budget protocol (issue 12, target 1): a seed-chapter-sized model trained for a fixed
 number of steps on a 100K-character excerpt, with the trainer's own defaults for that step budget.
 
-    python -m training.benchmark protocol [--source shakespeare|stdlib|PATH] [--offset 0] [--threads 1]
+    python -m benchmarks.recipe [--source shakespeare|stdlib|PATH] [--offset 0] [--threads 1]
 
 The excerpt's first 72K characters train, the next 8K validate, the next 20K are the test text.
 GPT: perplexity on random 64-character windows of the validation text (every position of each
@@ -21,7 +21,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .data import DEFAULT_CORPUS, encode_documents, load_corpus
+from training.data import DEFAULT_CORPUS, encode_documents, load_corpus
 
 PROTOCOL_SIZE = dict(n_layer=2, n_embd=96, n_head=4, n_ff=256, context=64, batch_size=48)
 PROTOCOL_STEPS = {"gpt": 600, "bert": 1500}
@@ -40,7 +40,7 @@ def source_text(source: str) -> str:
 def stdlib_documents(max_chars: int = 6_000_000):
     """The standard library's top-level modules (sorted by name, so the same on any machine with
     the same Python), one document each, ASCII only (a char vocabulary stays small)."""
-    from .data import Document
+    from training.data import Document
 
     lib = Path(json.__file__).resolve().parents[1]
     docs, total = [], 0
@@ -100,8 +100,8 @@ def run_protocol(family: str, corpus: Path, threads: int = 1, seed: int = 1337, 
     everything else unless overridden); return the protocol's figure."""
     import io
 
-    from .evaluate import evaluate_bert
-    from .train import TrainConfig, Trainer
+    from training.evaluate import evaluate_bert
+    from training.train import TrainConfig, Trainer
 
     cfg = TrainConfig(family=family, corpus=str(corpus), out=tempfile.mkdtemp(prefix=f"protocol-{family}-"),
                       steps=PROTOCOL_STEPS[family], threads=threads, seed=seed, nsp=False,
@@ -123,7 +123,7 @@ def run_protocol(family: str, corpus: Path, threads: int = 1, seed: int = 1337, 
 def main(argv=None) -> None:
     import argparse
 
-    p = argparse.ArgumentParser(prog="python -m training.benchmark protocol", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m benchmarks.recipe", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--source", default="shakespeare", help="shakespeare, stdlib or a text file")
     p.add_argument("--offset", type=int, default=0, help="where the 100K excerpt starts")

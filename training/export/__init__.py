@@ -17,6 +17,11 @@ gpt.onnx   inputs  input_ids     int64 (batch, seq)   new characters
 
 bert.onnx  inputs  input_ids, token_type_ids  int64 (batch, seq)
            outputs mlm_logits (batch, seq, vocab), nsp_logits (batch, 2) [IsNext, NotNext]
+
+electra.onnx  inputs input_ids, token_type_ids; output replaced_logits (batch, seq)
+
+The names come from app.contract (onnx_io); which wrapper a family traces from its table entry.
+A bidirectional family (BERT, ELECTRA) is one plain graph (`plain_program`); GPT's carries its cache.
 """
 from __future__ import annotations
 
@@ -26,6 +31,10 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn as nn
+
+from app.contract import cache_names, onnx_io  # noqa: F401  (onnx_io: the names every graph carries)
+
+from ..families import family
 
 OPSET = 20
 PARITY_TOLERANCE = 1e-4
@@ -56,10 +65,6 @@ def cache_shape(cfg, batch: int) -> tuple[int, ...]:
     return (batch, cfg.n_head, cfg.context, cfg.n_embd // cfg.n_head)
 
 
-def cache_names(n_layer: int, prefix: str = "past") -> list[str]:
-    return [f"{prefix}_{kind}_{i}" for i in range(n_layer) for kind in ("key", "value")]
-
-
 def empty_cache(cfg, batch: int) -> dict:
     """Feeds for a run from an empty cache (past_length 0)."""
     return {"past_length": np.array(0, dtype=np.int64),
@@ -79,7 +84,7 @@ def save_program(program, path: Path) -> None:
     program.save(str(path), external_data=False)
 
 
-def gpt_program(model):
+def gpt_program(model, name: str = "gpt"):
     cfg = model.cfg
     ids = torch.zeros((2, 5), dtype=torch.long)
     names = cache_names(cfg.n_layer)
@@ -90,31 +95,41 @@ def gpt_program(model):
                     ["input_ids", "past_length", *names], ["logits", *cache_names(cfg.n_layer, "present")], shapes)
 
 
-def bert_program(model):
-    cfg = model.cfg
+def plain_program(model, name: str):
+    """A graph without a cache: every input (batch, seq) int64, outputs as the contract names them."""
+    fam = family(name)
+    inputs, outputs = fam.io(model.cfg.n_layer)
     ids = torch.full((2, 6), 5, dtype=torch.long)
-    batch, seq = torch.export.Dim("batch", min=1, max=1024), torch.export.Dim("seq", min=1, max=cfg.context)
-    shapes = {"input_ids": {0: batch, 1: seq}, "token_type_ids": {0: batch, 1: seq}}
-    return _program(BERTExport(model).eval(), (ids, torch.zeros_like(ids)),
-                    ["input_ids", "token_type_ids"], ["mlm_logits", "nsp_logits"], shapes)
+    batch, seq = torch.export.Dim("batch", min=1, max=1024), torch.export.Dim("seq", min=1, max=model.cfg.context)
+    args = (ids, *[torch.zeros_like(ids) for _ in inputs[1:]])
+    return _program(fam.export_wrapper()(model).eval(), args, inputs, outputs,
+                    {n: {0: batch, 1: seq} for n in inputs})
 
 
-def export_gpt(model, path: Path) -> None:
-    save_program(gpt_program(model), path)
+def program(name: str, model):
+    """The traced, not yet optimised program of one family's model."""
+    return family(name).program()(model, name)
 
 
-def export_bert(model, path: Path) -> None:
-    save_program(bert_program(model), path)
+def export_onnx(name: str, model, path: Path) -> None:
+    save_program(program(name, model), path)
 
 
 def parity_lengths(context: int) -> list[int]:
     return sorted({1, 7, min(64, context), context})
 
 
+def parity_inputs(inputs: list[str], ids: torch.Tensor) -> list[torch.Tensor]:
+    """The example feed of a plain graph: ids, then a second segment in the second half."""
+    seg = torch.zeros_like(ids)
+    seg[:, ids.size(1) // 2:] = 1
+    return [ids] + [seg for _ in inputs[1:]]
+
+
 @torch.no_grad()
-def check_parity(family: str, model, path: Path, vocab_size: int, seed: int = 0, threads: int = 0) -> dict:
-    """Max |ONNX - PyTorch| over several sequence lengths (and, for GPT, cached decoding).
-    threads: onnxruntime's intra-op threads (0 = its default, one per core)."""
+def check_parity(name: str, model, path: Path, vocab_size: int, seed: int = 0, threads: int = 0) -> dict:
+    """Max |ONNX - PyTorch| over several sequence lengths, every output (and, for a decoding graph
+    with a cache, decoding one character at a time). threads: onnxruntime's intra-op threads."""
     import onnxruntime as ort
 
     opts = ort.SessionOptions()
@@ -122,20 +137,22 @@ def check_parity(family: str, model, path: Path, vocab_size: int, seed: int = 0,
     sess = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
     gen = torch.Generator().manual_seed(seed)
     cfg = model.cfg
+    inputs, _ = family(name).io(cfg.n_layer)
+    cached = "past_length" in inputs
+    wrapper = family(name).export_wrapper()(model).eval()
     report = {}
     for T in parity_lengths(cfg.context):
         ids = torch.randint(5, vocab_size, (2, T), generator=gen)
-        if family == "gpt":
-            ref = model(ids)
-            out = sess.run(["logits"], {"input_ids": ids.numpy(), **empty_cache(cfg, 2)})[0]
-            report[f"len_{T}"] = float(np.abs(out - ref.numpy()).max())
+        if cached:
+            ref = [model(ids)]
+            out = sess.run(["logits"], {"input_ids": ids.numpy(), **empty_cache(cfg, 2)})
         else:
-            seg = torch.zeros_like(ids)
-            seg[:, T // 2:] = 1
-            mlm, nsp = model(ids, seg)
-            o_mlm, o_nsp = sess.run(None, {"input_ids": ids.numpy(), "token_type_ids": seg.numpy()})
-            report[f"len_{T}"] = float(max(np.abs(o_mlm - mlm.numpy()).max(), np.abs(o_nsp - nsp.numpy()).max()))
-    if family == "gpt":
+            feed = parity_inputs(inputs, ids)
+            ref = wrapper(*feed)
+            ref = list(ref) if isinstance(ref, tuple) else [ref]
+            out = sess.run(None, {n: t.numpy() for n, t in zip(inputs, feed)})
+        report[f"len_{T}"] = float(max(np.abs(o - r.numpy()).max() for o, r in zip(out, ref)))
+    if cached:
         # Cached decoding: a prefix, then one character at a time, must equal the full forward.
         T = min(cfg.context, 40)
         ids = torch.randint(5, vocab_size, (1, T), generator=gen)
@@ -154,7 +171,7 @@ def check_parity(family: str, model, path: Path, vocab_size: int, seed: int = 0,
 
 
 def export_checkpoint(checkpoint: str | Path, out_dir: str | Path, name: str | None = None) -> dict:
-    from .train import load_checkpoint
+    from ..train import load_checkpoint
 
     family, model, tok, _state = load_checkpoint(checkpoint)
     return export_model(family, model, tok, out_dir, name)
@@ -165,7 +182,7 @@ def export_model(family: str, model, tok, out_dir: str | Path, name: str | None 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / f"{name or family}.onnx"
-    (export_gpt if family == "gpt" else export_bert)(model, path)
+    export_onnx(family, model, path)
     report = check_parity(family, model, path, tok.vocab_size)
     if not report["ok"]:
         raise RuntimeError(f"ONNX parity check failed: {json.dumps(report)}")

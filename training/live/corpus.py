@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-MIN_CORPUS_CHARS = 2000  # the app checks the same number before it starts a run
+from app.contract import MIN_CORPUS_CHARS  # the app checks the same number before it starts a run
 N_PARTS = 20  # pseudo-documents: NSP needs several, held-out = the last 2 + 2 (10 % + 10 %)
 MAX_VOCAB_CHARS = 300  # the rarest characters past this become [UNK]
 
@@ -108,7 +108,7 @@ def fast_tokenizer(chars: list[str], counts: dict[str, int]):
     """A CharTokenizer whose encode is vectorised (numpy over code points, returning an int64 array):
     the trainers encode the corpus once each, and the Python per-character loop took seconds
     on the shipped plays, before the first step."""
-    from .tokenizer import UNK, CharTokenizer
+    from ..tokenizer import UNK, CharTokenizer
 
     class FastCharTokenizer(CharTokenizer):
         def __init__(self, chars, counts=None):

@@ -1,4 +1,4 @@
-"""A deliberately straightforward PyTorch trainer: the yardstick for training/benchmark.py.
+"""A deliberately straightforward PyTorch trainer: the yardstick for benchmarks/training_speed.py.
 
 It is what a first version typically looks like (separate q/k/v projections, attention written
 out with a stored lower-triangular mask, exact GELU, post-hoc Python batching, plain Adam with a

@@ -1,11 +1,11 @@
 """Budget presets vs the straightforward baseline for the same wall-clock time (issue 12, target 2).
 
-    python -m training.benchmark presets [--budgets 1,3,10] [--corpora shakespeare,stdlib]
+    python -m benchmarks.presets [--budgets 1,3,10] [--corpora shakespeare,stdlib]
                                          [--families gpt,bert] [--threads 1]
 
 Budgets count CPU time by default (--clock cpu): with one thread, a CPU-minute is what a free core
 does in a minute of wall-clock time, and a machine shared with other jobs does not shrink it.
-For each budget x corpus x family: the preset (training/presets.py) and training/baseline.py's
+For each budget x corpus x family: the preset (training/presets.py) and benchmarks/training_baseline.py's
 recipe (the seed chapter's size, batch 48, plain Adam at a constant 1e-3) train in alternating
 blocks of steps, each on its own clock, until each has spent the budget; a change in the
 machine's load then hits both. Both are scored on the same held-out text:
@@ -28,12 +28,12 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .bench_recipe import stdlib_documents
-from .benchmark import SIZE, Baseline, cpu_report
-from .data import DEFAULT_CORPUS, encode_documents, read_documents
-from .evaluate import _masked_accuracy, bert_eval_batches
-from .presets import preset_config
-from .train import TrainConfig, Trainer
+from benchmarks.recipe import stdlib_documents
+from benchmarks.training_speed import SIZE, Baseline, cpu_report
+from training.data import DEFAULT_CORPUS, encode_documents, read_documents
+from training.evaluate import _masked_accuracy, bert_eval_batches
+from training.presets import preset_config
+from training.train import TrainConfig, Trainer
 
 EVAL_CONTEXT = 64
 
@@ -114,7 +114,7 @@ def print_table(rows: list[dict]) -> None:
 
 
 def main(argv=None) -> None:
-    p = argparse.ArgumentParser(prog="python -m training.benchmark presets", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m benchmarks.presets", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--budgets", default="1,3,10", help="minutes, comma-separated")
     p.add_argument("--corpora", default="shakespeare,stdlib", help="shakespeare, stdlib or folders/files")
