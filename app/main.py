@@ -31,7 +31,9 @@ from .security import HEADERS, SecurityHeaders
 
 DESCRIPTION = """Live tiny character-level language models for teaching: a GPT (next character) and a
 BERT (masked characters + next-sentence prediction), exported to ONNX and run with onnxruntime.
-Every inference endpoint takes an optional `model` (a model set id from `/api/models`).
+Every inference endpoint takes an optional `model` (a model set id from `/api/models`). The limits
+stated in this schema (lengths, `top_k`, positions) are the default set's: a smaller set chosen
+with `model` (e.g. a training run's) answers 422 naming the parameter for values beyond its own.
 
 Every error answers `{"detail": "<what was wrong>", "parameter": "<its name or null>"}`."""
 

@@ -39,6 +39,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from .export import OPSET, PARITY_TOLERANCE, empty_cache, parity_lengths
+from .onnx_meta import strip_ir
 from .model import TransformerConfig, build_model
 
 PAD_ID = 0  # training/tokenizer.py: specials come first, [PAD] = 0
@@ -94,6 +95,7 @@ def export_inspection(model, family: str, path: Path) -> None:
     program = torch.onnx.export(Inspect(model, family).eval(), args, dynamo=True, opset_version=OPSET,
                                 input_names=names, output_names=["logits", *attn_names(cfg.n_layer)],
                                 dynamic_shapes=shapes, external_data=False, verbose=False)
+    strip_ir(program.model)  # no stack traces (absolute source paths) in served files
     program.optimize()
     tmp = path.with_name(path.name + ".tmp")
     program.save(str(tmp), external_data=False)
