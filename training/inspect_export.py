@@ -41,6 +41,7 @@ import torch.nn.functional as F
 from .export import OPSET, PARITY_TOLERANCE, empty_cache, parity_lengths
 from .families import build_model
 from .model import TransformerConfig
+from .onnx_meta import strip_ir
 
 PAD_ID = 0  # training/tokenizer.py: specials come first, [PAD] = 0
 
@@ -95,6 +96,7 @@ def export_inspection(model, family: str, path: Path) -> None:
     program = torch.onnx.export(Inspect(model, family).eval(), args, dynamo=True, opset_version=OPSET,
                                 input_names=names, output_names=["logits", *attn_names(cfg.n_layer)],
                                 dynamic_shapes=shapes, external_data=False, verbose=False)
+    strip_ir(program.model)  # no stack traces (absolute source paths) in served files
     program.optimize()
     tmp = path.with_name(path.name + ".tmp")
     program.save(str(tmp), external_data=False)

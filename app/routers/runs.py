@@ -26,11 +26,11 @@ router = APIRouter(tags=["runs"])
 RESCAN_S = 2.0  # how often a worker settles dead runs and looks for runs finished by another worker
 
 
-async def rescan(manager: RunManager) -> None:
+async def rescan(manager) -> None:
     while True:
         await asyncio.sleep(RESCAN_S)
         try:
-            await to_thread.run_sync(manager.scan)
+            await to_thread.run_sync(getattr(manager, "scan", None) or manager.sync_registry)
         except Exception:  # noqa: BLE001 - a scan that fails is tried again
             pass
 

@@ -1,6 +1,7 @@
 """Training runs started from the browser: the manager (subprocess, status, model sets), what a
 run may be given (rules), its files (store), its trainer's liveness (a lock, never a PID alone),
 the watcher and verdicts (watch), and the event stream (events)."""
-from .manager import RunManager
+from .manager import REPO, RunManager
+from .store import read_json, write_json
 
-__all__ = ["RunManager"]
+__all__ = ["REPO", "RunManager", "read_json", "write_json"]

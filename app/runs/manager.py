@@ -40,8 +40,9 @@ import time
 from pathlib import Path
 
 from ..errors import ApiError
-from .liveness import trainer_alive, trainer_pid
-from .rules import ACTIVE, TEST_PRESETS, TRAIN_MISSING, check_corpus, clean_name, training_available
+from .liveness import kill_group_later, trainer_alive, trainer_pid
+from .rules import (ACTIVE, TEST_PRESETS, TRAIN_MISSING, check_corpus, clean_name, test_presets, training_available,
+                    training_presets)
 from .watch import verdict, watch
 from .store import DISK_FULL, is_disk_full, low_space, read_json, write_json, write_text
 
@@ -248,17 +249,10 @@ class RunManager:
             return run
 
     def presets(self) -> list[dict]:
-        """The budget presets, asked of training/presets.py through a subprocess (no torch import)."""
+        """The budget presets (asked of training/ once, through a subprocess), test presets when enabled."""
         if self._presets is None:
-            try:
-                out = subprocess.run([sys.executable, "-m", "training.live", "--list-presets"], cwd=REPO,
-                                     capture_output=True, text=True, timeout=60, check=True).stdout
-                self._presets = json.loads(out)
-            except (OSError, ValueError, subprocess.SubprocessError) as e:
-                log.warning("training presets unavailable: %s", e)
-                return []
-        tests = [{"name": n, "minutes": 1.0, "test_only": True, "gpt": c, "bert": c} for n, c in TEST_PRESETS.items()]
-        return self._presets + (tests if self.settings.run_test_presets else [])
+            self._presets = training_presets(REPO)
+        return (self._presets or []) + (test_presets() if self.settings.run_test_presets else [])
 
     # ---- starting --------------------------------------------------------------------------------
     def start(self, corpus: str | None, name: str | None, families: list[str], minutes: float,
@@ -359,7 +353,7 @@ class RunManager:
             except OSError:
                 pass  # a full disk: the signal below still stops it
             if self._signal(run_id, signal.SIGTERM):
-                threading.Thread(target=self._kill_later, args=(run_id,), daemon=True).start()
+                threading.Thread(target=self._kill_run_later, args=(run_id,), daemon=True).start()
             return {**run, "status": "cancelling"}
         trash = self.data_dir / f".deleted-{run_id}"
         for set_id, _, _ in self.model_sets(run):
@@ -385,7 +379,9 @@ class RunManager:
         except (ProcessLookupError, PermissionError):
             return False
 
-    def _kill_later(self, run_id: str, grace_s: float = 3.0) -> None:
+    _kill_later = staticmethod(kill_group_later)  # a group this worker started itself (fine-tune jobs)
+
+    def _kill_run_later(self, run_id: str, grace_s: float = 3.0) -> None:
         """Cancel frees the CPU at once: a trainer that has not stopped after the grace is killed."""
         deadline = time.monotonic() + grace_s
         while time.monotonic() < deadline:

@@ -3,6 +3,10 @@ budget and corpus limits, the test-only presets, and whether the train extra is 
 from __future__ import annotations
 
 import importlib.util
+import json
+import logging
+import subprocess
+import sys
 import unicodedata
 
 from ..errors import ApiError
@@ -17,6 +21,22 @@ TRAIN_MISSING = f"Training needs the train extra (PyTorch, onnx, onnxscript): {T
 # each) or for the whole budget ("tiny-slow", to cancel or kill mid-run).
 TINY = {"n_layer": 1, "n_head": 2, "n_embd": 32, "n_ff": 64, "context": 32, "batch_size": 8, "eval_batches": 2}
 TEST_PRESETS = {"tiny": {**TINY, "steps": 40}, "tiny-slow": TINY}
+
+
+def training_presets(repo) -> list[dict] | None:
+    """The budget presets of training/presets.py, through a subprocess (no torch import here);
+    None when they cannot be had (asked again next time)."""
+    try:
+        out = subprocess.run([sys.executable, "-m", "training.live", "--list-presets"], cwd=repo,
+                             capture_output=True, text=True, timeout=60, check=True).stdout
+        return json.loads(out)
+    except (OSError, ValueError, subprocess.SubprocessError) as e:
+        logging.getLogger("app").warning("training presets unavailable: %s", e)
+        return None
+
+
+def test_presets() -> list[dict]:
+    return [{"name": n, "minutes": 1.0, "test_only": True, "gpt": c, "bert": c} for n, c in TEST_PRESETS.items()]
 
 
 def training_available() -> bool:

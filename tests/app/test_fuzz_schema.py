@@ -15,6 +15,12 @@ naming the parameter; "valid data accepted" allows that 422 only where such a ru
   /api/next-token    generated < the number of prompt characters
   /api/compare       position inside the text; the text fits BERT's context
   /api/objectives/corrupt  the text fits BERT's context
+  /api/runs          corpus length and text checks; the run name is plain text on one line;
+                     a preset of GET /api/runs; minutes within the preset bounds
+
+The training-run API is fuzzed too, with the instructor's bearer header on every request (a data
+folder of the test's own; test presets on, one trainer thread at the lowest priority). A valid
+start trains for real until the fixture ends; further starts answer the documented 409.
 """
 from __future__ import annotations
 
@@ -28,7 +34,10 @@ from schemathesis.config import SchemathesisConfig  # noqa: E402
 from app.config import Settings  # noqa: E402
 from app.main import create_app  # noqa: E402
 
-CROSS_FIELD_RULES = ["/api/mask-fill", "/api/nsp/predict", "/api/next-token", "/api/compare", "/api/objectives/corrupt"]
+CROSS_FIELD_RULES = ["/api/mask-fill", "/api/nsp/predict", "/api/next-token", "/api/compare", "/api/objectives/corrupt",
+                     "/api/runs"]
+TOKEN = "fuzzing-instructor-token"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
 POSITIVE_OK = ["2xx", "3xx", "401", "403", "404", "409", "429", "5xx"]  # schemathesis' default
 
 
@@ -45,9 +54,11 @@ def fuzz_config() -> SchemathesisConfig:
 
 
 @pytest.fixture(scope="module")
-def fuzzed_app(tiny_models_dir):
+def fuzzed_app(tiny_models_dir, tmp_path_factory):
     # No admission cap: the fuzzer sends one request at a time, a 503 would only hide bugs.
-    app = create_app(Settings(models_dir=tiny_models_dir, max_concurrent_requests=0))
+    app = create_app(Settings(models_dir=tiny_models_dir, max_concurrent_requests=0,
+                              data_dir=tmp_path_factory.mktemp("fuzz-data"), instructor_token=TOKEN,
+                              run_test_presets=True, run_threads=1, run_nice=19))
     with TestClient(app):  # runs the lifespan: models loaded before the schema is read
         yield app
 
@@ -63,8 +74,9 @@ schema = schemathesis.pytest.from_fixture("api_schema")
 @schema.parametrize()
 @settings(max_examples=100, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
-def test_every_operation_conforms_to_the_schema(case):
-    response = case.call_and_validate()
+def test_every_operation_conforms_to_the_schema(case, fuzzed_app):
+    fuzzed_app.state.auth_throttle = None  # every request is the instructor's: no guess budget spent
+    response = case.call_and_validate(headers=AUTH)
     if response.status_code >= 400 and "json" in response.headers.get("content-type", ""):
         body = response.json()
         assert set(body) == {"detail", "parameter"}, body
@@ -86,6 +98,10 @@ def test_the_fuzzed_schema_has_the_model_limits_and_every_status(fuzzed_app, tin
         stream = spec["paths"]["/api/generate/stream"][method]["responses"]
         assert "text/event-stream" in stream["200"]["content"]
         assert {"422", "503"} <= set(stream)
+    runs = spec["paths"]
+    assert {"401", "403", "409", "422", "429", "507"} <= set(runs["/api/runs"]["post"]["responses"])
+    assert {"404", "409"} <= set(runs["/api/runs/{run_id}"]["delete"]["responses"])
+    assert "text/event-stream" in runs["/api/runs/{run_id}/events"]["get"]["responses"]["200"]["content"]
     for path in ("/api/mask-fill", "/api/mask-fill/corrupt", "/api/next-token", "/api/generate",
                  "/api/generate/stream", "/api/nsp/predict", "/api/nsp/quiz/{item_id}/answer"):
         assert {"400", "413", "422", "503"} <= set(spec["paths"][path]["post"]["responses"]), path

@@ -35,6 +35,7 @@ import torch.nn as nn
 from app.contract import cache_names, onnx_io  # noqa: F401  (onnx_io: the names every graph carries)
 
 from ..families import family
+from ..onnx_meta import strip_ir
 
 OPSET = 20
 PARITY_TOLERANCE = 1e-4
@@ -74,9 +75,11 @@ def empty_cache(cfg, batch: int) -> dict:
 def _program(module, args, input_names, output_names, dynamic_shapes):
     """The traced, not yet optimised ONNX program: its initializers keep the parameters' names, so
     training/live.py can re-export new weights of the same model by swapping them in."""
-    return torch.onnx.export(
+    program = torch.onnx.export(
         module, args, dynamo=True, opset_version=OPSET, input_names=input_names, optimize=False,
         output_names=output_names, dynamic_shapes=dynamic_shapes, external_data=False, verbose=False)
+    strip_ir(program.model)  # served files carry no stack traces (absolute source paths)
+    return program
 
 
 def save_program(program, path: Path) -> None:
