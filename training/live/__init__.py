@@ -35,6 +35,8 @@ from ..families import FAMILIES
 
 from .corpus import CorpusError, prepare_corpus
 from .settings import DEFAULT_CORPUS, Stop
+from ..run_lock import hold as hold_run_lock
+
 
 class Events:
     """One JSON object per line on stdout (flushed) and in progress.jsonl; thread-safe."""
@@ -112,6 +114,11 @@ def main(argv=None) -> int:
         die_with_parent()
     run_dir = Path(args.out)
     run_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        hold_run_lock(run_dir)  # held until this process ends: how a server knows the run is alive
+    except BlockingIOError:
+        print(f"python -m training live: another trainer is writing {run_dir}", file=sys.stderr)
+        return 2
     events = Events(run_dir)
     stop = threading.Event()
     state = {"interruptible": True, "signal": None, "writer": None}

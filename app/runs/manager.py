@@ -1,4 +1,4 @@
-"""Training runs: `python -m training.live` as a subprocess, its status, its events, its model sets.
+"""The run manager: `python -m training.live` as a subprocess, its status, its model sets.
 
 app/ never imports torch or training/: a run is a child process (at lower CPU priority, `nice`,
 with at most cores - 1 threads) that prints one JSON object per line and writes a run folder:
@@ -8,9 +8,14 @@ with at most cores - 1 threads) that prints one JSON object per line and writes 
                        progress.jsonl  every event line (written by the trainer): the history
                        snapshots/step-NNNNNN/, final/   model sets, each renamed into place whole
                        stderr.log      the trainer's own messages (the reason when it dies)
+                       trainer.lock    held by the trainer while it lives (app/runs/liveness.py)
 
 One run trains at a time across every worker: the worker that starts it holds an flock on
-DATA_DIR/train.lock until the process ends (a crashed worker's lock goes with it). Any worker
+DATA_DIR/train.lock until the process ends (a crashed worker's lock goes with it). A run says
+`queued`/`running` only while facts agree: a run whose trainer lock is free while nobody holds
+train.lock is settled (`settle`) from what its trainer last wrote, by any worker, at start-up
+and on every scan. Nothing is signalled but a trainer proven alive (lock held, same PID start time).
+A write that fails (a full disk) keeps the run's state in memory, retried on each scan. Any worker
 serves the finished runs: each one scans the data folder every few seconds and adds new model
 sets to its registry (loaded on first use, a bounded number in memory). The events stream is
 the progress file tailed, so a student's stream can be served by any worker.
@@ -34,26 +39,39 @@ import threading
 import time
 from pathlib import Path
 
-from .contract import FAMILIES
-from .errors import ApiError
-from .run_rules import ACTIVE, TEST_PRESETS, TRAIN_MISSING, check_corpus, training_available
+from ..errors import ApiError
+from .liveness import trainer_alive, trainer_pid
+from .rules import ACTIVE, TEST_PRESETS, TRAIN_MISSING, check_corpus, clean_name, training_available
+from .watch import verdict, watch
+from .store import DISK_FULL, is_disk_full, low_space, read_json, write_json, write_text
 
 log = logging.getLogger("app")
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 RUN_ID = re.compile(r"^(r-[0-9]{8}-[0-9]{6}-[0-9a-f]{4}|example-[a-z0-9-]{1,40})$")
+ENDINGS = ("finished", "cancelled", "error")  # the trainer's last words
 
 
-def write_json(path: Path, data) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    tmp.replace(path)
-
-
-def read_json(path: Path):
-    return json.loads(path.read_text(encoding="utf-8"))
+def last_words(run_dir: Path) -> dict:
+    """The trainer's last `finished`, `cancelled` or `error` line in progress.jsonl (its tail), or {}."""
+    try:
+        with open(run_dir / "progress.jsonl", "rb") as f:
+            f.seek(max(0, f.seek(0, os.SEEK_END) - 65536))
+            lines = f.read().splitlines()
+    except OSError:
+        return {}
+    for raw in reversed(lines):
+        try:
+            event = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(event, dict) and event.get("event") in ENDINGS:
+            return event
+    return {}
 
 
 class RunManager:
+    REPO = REPO
+
     def __init__(self, settings, registry):
         self.settings, self.registry = settings, registry
         self.data_dir = Path(settings.data_dir)
@@ -62,33 +80,64 @@ class RunManager:
         self.lock = threading.RLock()
         self.procs: dict[str, subprocess.Popen] = {}  # runs this process started
         self.registered: dict[str, Path] = {}  # model set id -> folder, as added to the registry
+        self.unsaved: dict[str, dict] = {}  # run id -> fields a failed write (full disk) could not store
         self.problem: str | None = None  # why runs cannot be stored (data folder not writable)
-        self.stopping = False  # server shutdown: runs cut short now are "interrupted", not "cancelled"
+        self.stopping = threading.Event()  # server shutdown: streams end, runs cut short are "interrupted"
         self._presets: list[dict] | None = None
         self.slot_users: list = []  # callables: who else holds the training slot ({id, name} or None)
 
-    # ---- startup, folders, the registry ----------------------------------------------------------
+    # ---- startup, settling, folders, the registry ------------------------------------------------
     def startup(self) -> None:
-        """Mark runs cut short by a stopped server, and serve every run's model sets. (The data
-        folder is made by the first run: serving alone writes nothing.)"""
-        if not self.runs_dir.is_dir():
-            self.sync_registry()  # the shipped example runs
-            return
-        try:
-            fd = self._try_lock()
-        except OSError as e:
-            self.problem = f"the data folder {self.data_dir} is not writable ({e.strerror})"
-            fd = None
-        if fd is not None:  # nobody trains: whatever says running was cut short by a stop
+        """Settle every run from facts, clear what a crash left half-made, serve every run's model
+        sets. (The data folder is made by the first run: serving alone writes nothing.)"""
+        if self.runs_dir.is_dir():
             try:
-                for run in self.list():
-                    if run["status"] in ACTIVE and not run.get("shipped"):
+                self.settle(clean=True)
+            except OSError as e:
+                self.problem = f"the data folder is not writable ({e.strerror})"
+        self.sync_registry()
+
+    def scan(self) -> None:
+        """Every few seconds, on every worker: settle dead runs, store what could not be stored,
+        serve new model sets."""
+        if self.runs_dir.is_dir():
+            self.settle()
+        self.sync_registry()
+
+    def settle(self, clean: bool = False) -> None:
+        """Runs that say queued/running while no trainer holds their lock and no worker is
+        starting or watching one (train.lock free) end as their trainer's last words say.
+        With clean: folders a crash left (no run.json), temporaries and deleted runs' remains go."""
+        with self.lock:
+            for run_id, fields in list(self.unsaved.items()):
+                self._update(run_id, **fields)
+            stale = [r for r in self.list() if r["status"] in ACTIVE and not r.get("shipped")
+                     and r["id"] not in self.procs and not trainer_alive(self.runs_dir / r["id"])]
+            if not stale and not clean:
+                return
+            fd = self._try_lock()
+            if fd is None:  # a worker is starting or watching a run: it settles its own
+                return
+            try:
+                for run in stale:
+                    if not trainer_alive(self.runs_dir / run["id"]):
                         self._clean_partial(self.runs_dir / run["id"])
-                        self._update(run["id"], status="interrupted", ended=time.time(),
-                                     reason="the server stopped while this run was training; its finished snapshots stay usable")
+                        self._update(run["id"], **verdict(self, run["id"], last_words(self.runs_dir / run["id"]), None))
+                if clean:
+                    self._clean_orphans()
             finally:
                 os.close(fd)
-        self.sync_registry()
+
+    def _clean_orphans(self) -> None:
+        for trash in self.data_dir.glob(".deleted-*"):
+            shutil.rmtree(trash, ignore_errors=True)
+        for d in self.runs_dir.iterdir():
+            if RUN_ID.match(d.name) and d.is_dir():
+                if not (d / "run.json").exists() and not trainer_alive(d):
+                    log.warning("removing %s: a run folder without run.json (its start was cut short)", d.name)
+                    shutil.rmtree(d, ignore_errors=True)
+                for tmp in d.glob(".run.json.*.tmp"):
+                    tmp.unlink(missing_ok=True)
 
     def _try_lock(self) -> int | None:
         fd = os.open(self.data_dir / "train.lock", os.O_RDWR | os.O_CREAT, 0o644)
@@ -149,6 +198,9 @@ class RunManager:
         shipped = self.shipped_dir / run_id
         return shipped if not own.is_dir() and shipped.is_dir() else own
 
+    def _read(self, folder: Path, shipped: bool) -> dict:
+        return {**read_json(folder / "run.json"), **self.unsaved.get(folder.name, {}), "shipped": shipped}
+
     def list(self) -> list[dict]:
         runs = []
         for folder, shipped in ((self.runs_dir, False), (self.shipped_dir, True)):
@@ -157,15 +209,16 @@ class RunManager:
             for d in folder.iterdir():
                 if RUN_ID.match(d.name):
                     try:
-                        runs.append({**read_json(d / "run.json"), "shipped": shipped})
+                        runs.append(self._read(d, shipped))
                     except (OSError, ValueError):
                         continue  # a run being created or deleted
         return sorted(runs, key=lambda r: r.get("created", 0), reverse=True)
 
     def get(self, run_id: str) -> dict:
         if RUN_ID.match(run_id):
+            folder = self.run_dir(run_id)
             try:
-                return {**read_json(self.run_dir(run_id) / "run.json"), "shipped": self.run_dir(run_id) != self.runs_dir / run_id}
+                return self._read(folder, folder != self.runs_dir / run_id)
             except (OSError, ValueError):
                 pass
         raise ApiError(f"no training run called {run_id!r} (GET /api/runs lists them)", "run_id", status=404)
@@ -173,11 +226,25 @@ class RunManager:
     def active(self) -> dict | None:
         return next((r for r in self.list() if r["status"] in ACTIVE), None)
 
+    def storage_problem(self) -> str | None:
+        """What stops runs from being stored, for /api/health and GET /api/runs (no server paths)."""
+        if self.problem:
+            return self.problem
+        if self.unsaved or (self.runs_dir.is_dir() and low_space(self.data_dir)):
+            return DISK_FULL
+        return None
+
     def _update(self, run_id: str, **fields) -> dict:
+        """Merge fields into run.json; when the write fails (a full disk) they are kept in memory,
+        shown as if stored, and written by a later scan."""
         with self.lock:
             path = self.runs_dir / run_id / "run.json"
-            run = {**read_json(path), **fields}
-            write_json(path, run)
+            run = {**read_json(path), **self.unsaved.pop(run_id, {}), **fields}
+            try:
+                write_json(path, run)
+            except OSError as e:
+                self.unsaved[run_id] = {k: v for k, v in run.items()}
+                log.warning("run %s: state kept in memory, not stored (%s)", run_id, e.strerror)
             return run
 
     def presets(self) -> list[dict]:
@@ -199,6 +266,7 @@ class RunManager:
         s = self.settings
         if not training_available():
             raise ApiError(TRAIN_MISSING, None, status=503)
+        name = clean_name(name)
         if corpus is not None:
             check_corpus(corpus, s.max_corpus_bytes)
         names = [p["name"] for p in self.presets()]
@@ -208,27 +276,22 @@ class RunManager:
             self.runs_dir.mkdir(parents=True, exist_ok=True)
             fd = self._try_lock()
         except OSError as e:
-            raise ApiError(f"the data folder {self.data_dir} is not writable ({e.strerror}); start the server "
-                           f"with a writable --data-dir", None, status=503) from None
+            raise self._storage_error(e) from None
         if fd is None:
             running = self.active() or next(filter(None, (user() for user in self.slot_users)), None)
             what = f"{running['id']} ({running['name']})" if running else "another run"
             raise ApiError(f"a run is already training: {what}; cancel it or wait for it to finish", None, status=409)
         try:
+            self.settle()  # a dead run left "running" by a killed worker does not block this one
             stored = [r for r in self.list() if not r.get("shipped")]
+            if any(r["status"] in ACTIVE for r in stored):
+                raise ApiError(f"a run is already training: {self.active()['id']}; cancel it or wait for it "
+                               f"to finish", None, status=409)
             if len(stored) >= s.max_runs:
                 raise ApiError(f"{len(stored)} runs are stored, the limit is {s.max_runs}: delete a run first",
                                None, status=507)
             run_id = time.strftime("r-%Y%m%d-%H%M%S-", time.gmtime()) + secrets.token_hex(2)
             run_dir = self.runs_dir / run_id
-            try:
-                run_dir.mkdir(parents=True)
-                if corpus is not None:
-                    (run_dir / "corpus.txt").write_text(corpus, encoding="utf-8")
-            except OSError as e:
-                shutil.rmtree(run_dir, ignore_errors=True)
-                raise ApiError(f"the data folder {self.data_dir} is not writable ({e.strerror}); "
-                               f"start the server with a writable --data-dir", None, status=503) from None
             threads = s.run_threads or max(1, (os.cpu_count() or 2) - 1)
             run = {"id": run_id, "name": name or ("Shakespeare" if corpus is None else "Our text"),
                    "status": "queued", "created": time.time(), "started": None, "ended": None, "reason": None,
@@ -238,7 +301,14 @@ class RunManager:
                               "characters": None if corpus is None else len(corpus)},
                    "progress": {}, "validation": {}, "models": None, "metrics": None, "commands": None,
                    "snapshots": [], "sample": None, "pid": None, "exit_code": None}
-            write_json(run_dir / "run.json", run)
+            try:  # the folder is complete (corpus, then run.json) or not there at all
+                run_dir.mkdir(parents=True)
+                if corpus is not None:
+                    write_text(run_dir / "corpus.txt", corpus)
+                write_json(run_dir / "run.json", run)
+            except OSError as e:
+                shutil.rmtree(run_dir, ignore_errors=True)
+                raise self._storage_error(e) from None
             cmd = self._command(run, corpus is not None)
             threading.Thread(target=self._watch, args=(run, cmd, fd), name=f"run-{run_id}", daemon=True).start()
             fd = None  # the watcher releases it when the process ends
@@ -246,6 +316,13 @@ class RunManager:
         finally:
             if fd is not None:
                 os.close(fd)
+
+    @staticmethod
+    def _storage_error(e: OSError) -> ApiError:
+        if is_disk_full(e):
+            return ApiError(f"{DISK_FULL}; nothing was started", None, status=507)
+        return ApiError(f"the data folder is not writable ({e.strerror}); start the server with a writable "
+                        f"--data-dir", None, status=503)
 
     def _command(self, run: dict, has_corpus: bool) -> list[str]:
         st, run_dir = run["settings"], self.runs_dir / run["id"]
@@ -261,82 +338,8 @@ class RunManager:
         nice = shutil.which("nice")
         return [nice, "-n", str(self.settings.run_nice), *cmd] if nice and self.settings.run_nice else cmd
 
-    # ---- watching a run (a thread of the worker that started it) ---------------------------------
     def _watch(self, run: dict, cmd: list[str], lock_fd: int) -> None:
-        run_id, run_dir = run["id"], self.runs_dir / run["id"]
-        env = {**os.environ, "OMP_NUM_THREADS": str(run["settings"]["threads"]), "PYTHONUNBUFFERED": "1"}
-        last: dict = {}
-        try:
-            with open(run_dir / "stderr.log", "wb") as err:
-                proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL,
-                                        env=env, start_new_session=True, text=True, encoding="utf-8")
-            self.procs[run_id] = proc
-            self._update(run_id, status="running", started=time.time(), pid=proc.pid)
-            for line in proc.stdout:
-                try:
-                    event = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(event, dict):
-                    last = event
-                    self._on_event(run_id, event)
-            code = proc.wait()
-            self._finish(run_id, code, last)
-        except Exception as e:  # noqa: BLE001 - the run fails, the server keeps serving
-            log.exception("run %s", run_id)
-            self._update(run_id, status="failed", ended=time.time(), reason=f"the run could not be watched: {e}")
-        finally:
-            self.procs.pop(run_id, None)
-            os.close(lock_fd)
-            self._clean_partial(run_dir)
-            self.sync_registry()
-
-    def _on_event(self, run_id: str, e: dict) -> None:
-        kind = e.get("event")
-        if kind == "models":
-            self._update(run_id, models=e.get("models"), commands=e.get("commands"),
-                         corpus={**self.get(run_id)["corpus"], **(e.get("corpus") or {})})
-        elif kind == "progress":
-            run = self.get(run_id)
-            self._update(run_id, progress={**run["progress"], e["family"]: {
-                k: e.get(k) for k in ("step", "loss", "tokens_per_s", "elapsed_s", "remaining_s", "fraction")}})
-        elif kind == "eval":
-            run = self.get(run_id)
-            self._update(run_id, validation={**run["validation"], e["family"]: {"step": e["step"], "loss": e.get("val_loss")}})
-        elif kind == "sample":
-            self._update(run_id, sample={k: e.get(k) for k in ("step", *FAMILIES)})
-        elif kind == "snapshot":
-            run = self.get(run_id)
-            entry = {"name": e["name"], "step": e["step"], "steps": e.get("steps"), "final": e.get("final", False),
-                     "id": run_id if e.get("final") else f"{run_id}@{e['step']}"}
-            run = self._update(run_id, snapshots=[*run["snapshots"], entry],
-                               **({"steps": e.get("steps")} if e.get("final") else {}))
-            self.sync_registry()  # playable at once on this worker; the others pick it up on their scan
-        elif kind == "finished":
-            self._update(run_id, metrics=e.get("metrics"), validation_loss=e.get("validation_loss"),
-                         steps=e.get("steps"), commands=e.get("commands"), playable_after_s=e.get("playable_after_s"))
-
-    def _finish(self, run_id: str, code: int, last: dict) -> None:
-        run_dir = self.runs_dir / run_id
-        kind = last.get("event")
-        if kind == "finished" and code == 0:
-            status, reason = "finished", None
-        elif self.stopping:
-            status, reason = "interrupted", "the server stopped while this run was training; its finished snapshots stay usable"
-        elif kind == "cancelled" or (run_dir / "cancel-requested").exists():
-            status, reason = "cancelled", "cancelled by the instructor"
-        elif kind == "error":
-            status, reason = "failed", last.get("message")
-        else:
-            how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with status {code}"
-            tail = ""
-            try:
-                lines = (run_dir / "stderr.log").read_text(encoding="utf-8", errors="replace").strip().splitlines()
-                tail = f": {lines[-1][:300]}" if lines else ""
-            except OSError:
-                pass
-            status, reason = "failed", f"the training process {how}{tail}"
-        self._update(run_id, status=status, reason=reason, ended=time.time(), exit_code=code)
+        watch(self, run, cmd, lock_fd)
 
     # ---- cancelling and deleting -----------------------------------------------------------------
     def cancel_or_delete(self, run_id: str) -> dict:
@@ -346,14 +349,17 @@ class RunManager:
                            status=409)
         run_dir = self.runs_dir / run_id
         if run["status"] in ACTIVE:
-            (run_dir / "cancel-requested").touch()
-            pid = run.get("pid")
-            if pid:
-                try:
-                    os.killpg(pid, signal.SIGTERM)  # the trainer and its tracer (own session)
-                except (ProcessLookupError, PermissionError):
-                    pass
-                threading.Thread(target=self._kill_later, args=(pid,), daemon=True).start()
+            if run_id not in self.procs and not trainer_alive(run_dir):
+                self.settle()  # its trainer is gone (a worker killed mid-run): the facts, not "cancelling"
+                run = self.get(run_id)
+                if run["status"] not in ACTIVE:
+                    return run
+            try:
+                (run_dir / "cancel-requested").touch()
+            except OSError:
+                pass  # a full disk: the signal below still stops it
+            if self._signal(run_id, signal.SIGTERM):
+                threading.Thread(target=self._kill_later, args=(run_id,), daemon=True).start()
             return {**run, "status": "cancelling"}
         trash = self.data_dir / f".deleted-{run_id}"
         for set_id, _, _ in self.model_sets(run):
@@ -362,28 +368,40 @@ class RunManager:
             self.registered.pop(set_id, None)
         run_dir.rename(trash)  # gone from listings at once, then removed
         shutil.rmtree(trash, ignore_errors=True)
+        self.unsaved.pop(run_id, None)
         return {**run, "status": "deleted"}
 
-    @staticmethod
-    def _kill_later(pid: int, grace_s: float = 3.0) -> None:
+    def _signal(self, run_id: str, sig: int) -> bool:
+        """Signal the run's trainer and its helpers (own session), only when it is proven to be
+        that trainer: this worker's own child not yet reaped, or the lock holder with the same
+        PID start time. True when a signal was sent."""
+        proc = self.procs.get(run_id)
+        pid = proc.pid if proc is not None and proc.poll() is None else trainer_pid(self.runs_dir / run_id)
+        if pid is None:
+            return False
+        try:
+            os.killpg(pid, sig)
+            return True
+        except (ProcessLookupError, PermissionError):
+            return False
+
+    def _kill_later(self, run_id: str, grace_s: float = 3.0) -> None:
         """Cancel frees the CPU at once: a trainer that has not stopped after the grace is killed."""
         deadline = time.monotonic() + grace_s
         while time.monotonic() < deadline:
-            try:
-                os.killpg(pid, 0)
-            except (ProcessLookupError, PermissionError):
+            if not self._signal(run_id, 0):
                 return
             time.sleep(0.1)
-        try:
-            os.killpg(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        self._signal(run_id, signal.SIGKILL)
 
-    def kill_all(self) -> None:
-        """Server shutdown: stop the runs this process started (marked interrupted)."""
-        self.stopping = True
-        for proc in list(self.procs.values()):
-            try:
-                os.killpg(proc.pid, signal.SIGTERM)
-            except (ProcessLookupError, PermissionError):
-                pass
+    def kill_all(self, grace_s: float = 3.0) -> None:
+        """Server shutdown: event streams end, the runs this process started stop now (their
+        watchers mark them interrupted; if this process is gone first, the next start settles them)."""
+        self.stopping.set()
+        for run_id in list(self.procs):
+            self._signal(run_id, signal.SIGTERM)
+        deadline = time.monotonic() + grace_s
+        while self.procs and time.monotonic() < deadline:
+            time.sleep(0.05)
+        for run_id in list(self.procs):
+            self._signal(run_id, signal.SIGKILL)
