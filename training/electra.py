@@ -17,6 +17,7 @@ Exported as electra.onnx: input_ids, token_type_ids (B, T) -> replaced_logits (B
 from __future__ import annotations
 
 from dataclasses import replace
+from types import SimpleNamespace
 
 import torch
 import torch.nn as nn
@@ -143,9 +144,7 @@ def evaluate_electra(model, tok, docs, n_rows: int = 400, seed: int = 2024, batc
     """On held-out windows corrupted by the model's own generator (15 % per character, fixed
     draws): the discriminator's accuracy on every character, on the replaced ones and on the
     originals, beside always answering "original"; and the generator's masked top-1."""
-    from .train import TrainConfig
-
-    obj = ReplacedTokenDetection(TrainConfig(family="electra", context=model.cfg.context), tok)
+    obj = ReplacedTokenDetection(SimpleNamespace(context=model.cfg.context, masking="char", mask_rate=0.15), tok)
     source = obj.source(encode_documents(tok, docs), seed)
     gen = torch.Generator().manual_seed(seed)
     counts = dict(correct=0, n=0, rep_correct=0, rep=0, orig_correct=0, gen_top1=0, masked=0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from . import (CLASSIFIER_INPUTS, CLASSIFIER_KINDS, CLASSIFIER_OUTPUT, MAX_LABELS, QUIZ_ID_PATTERN, bert_pair_room,
+from .spec import (CLASSIFIER_INPUTS, CLASSIFIER_KINDS, CLASSIFIER_OUTPUT, MAX_LABELS, QUIZ_ID_PATTERN, bert_pair_room,
                cache_names, cache_shape, classifier_context, onnx_io)
 
 

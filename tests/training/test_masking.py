@@ -11,7 +11,7 @@ from training.tokenizer import MASK, CharTokenizer
 def rows(tiny_corpus):
     text = "".join(d.text for d in load_corpus(tiny_corpus)["train"])
     tok = CharTokenizer.from_text(text)
-    ids = torch.tensor([tok.encode(text[i * 64:(i + 1) * 64]) for i in range(200)])
+    ids = torch.tensor([tok.encode(text[i * 64:(i + 1) * 64]) for i in range(min(200, len(text) // 64))])
     return tok, ids
 
 
