@@ -125,6 +125,8 @@ def run(args) -> dict:
     if args.snapshots:
         return run_snapshots(args, task, sizes[0])
     lab = Lab(Path(args.model), task, args.steps, args.threads)
+    if args.out and not args.no_export:
+        lab.prepare_export(Path(args.out))
     emit({"event": "start", "task": task.name, "kind": task.kind, "labels": task.labels, "arms": arms, "sizes": sizes,
           "seeds": args.seeds, "n_train": len(task.train), "n_test": len(task.test),
           "jobs": len(arms) * len(sizes) * args.seeds, "steps": lab.cfg.steps, "how": lab.how()})

@@ -25,6 +25,14 @@ class Lab:
         self.data = TaskData(task, self.tok.stoi, self.bert.cfg.context)
         self.cfg = FinetuneConfig() if steps is None else FinetuneConfig(steps=steps)
         self._probe: ProbeFeatures | None = None
+        self.cache, self.tracer = None, None
+
+    def prepare_export(self, out: Path) -> None:
+        """Start tracing the classifier graph in the background (training/finetune_export.py)."""
+        from .finetune_export import start_tracer
+
+        self.cache = Path(out) / ".cache"
+        self.tracer = start_tracer(self.cache, self.bert.cfg.to_dict(), self.task.kind, len(self.task.labels))
 
     def how(self) -> str:
         return steps_note(self.cfg)
@@ -66,7 +74,7 @@ class Lab:
                                              "scratch": "every weight (random start, no pretraining)"}[arm]}}
         slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{Path(out).name}.{arm}").strip("-.")[:64] or arm
         export_classifier(model, out, arm, card, self.folder / "vocab.json", slug,
-                          f"{self.task.name}: {arm} ({result['examples']} examples)")
+                          f"{self.task.name}: {arm} ({result['examples']} examples)", self.cache, self.tracer)
         return {"event": "classifier", "arm": arm, "dir": f"classifiers/{arm}", "accuracy": result["accuracy"],
                 "seconds": round(time.time() - t0, 3)}
 
