@@ -1,7 +1,7 @@
 """The README's tables of figures, printed from the models by the app's own code.
 
     python -m benchmarks.tables              # every table, each between its README markers
-    python -m benchmarks.tables recovery     # one table: recovery | models | inspection
+    python -m benchmarks.tables recovery     # one table: recovery | models | inspection | finetune
     python -m benchmarks.tables --write      # rewrite the blocks in README.md in place
 
 Each table sits in README.md between `<!-- table:NAME -->` and `<!-- /table -->`; the text between
@@ -11,7 +11,8 @@ After retraining or repackaging `models/`, run `python -m benchmarks.tables --wr
 - recovery: BERT's top-1 recovery per corruption, computed by the same function and on the same
   held-out text as `POST /api/objectives/recovery` (app.routers.objectives.recovery_figures);
 - models: architecture, training and held-out metrics, read from `models/*.card.json`;
-- inspection: how closely the attention inspection graphs agree, from `models/inspection.json`.
+- inspection: how closely the attention inspection graphs agree, from `models/inspection.json`;
+- finetune: the fine-tune lab's measured figures, from `models/finetune.card.json` (training/finetune_report.py).
 """
 from __future__ import annotations
 
@@ -128,7 +129,15 @@ def render_inspection(models: Path = MODELS) -> str:
             f"PyTorch to {g['parity']['weights']:.1e} / {b['parity']['weights']:.1e} (`models/inspection.json`).")
 
 
-TABLES = {"recovery": render_recovery, "models": render_models, "inspection": render_inspection}
+def render_finetune(models: Path = MODELS) -> str:
+    """The fine-tune lab's figures, from models/finetune.card.json (python -m training.finetune_report)."""
+    from training.finetune_report import markdown
+
+    return markdown(read_card(models, "finetune"))
+
+
+TABLES = {"recovery": render_recovery, "models": render_models, "inspection": render_inspection,
+          "finetune": render_finetune}
 
 
 # ---- README blocks ----

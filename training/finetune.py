@@ -25,6 +25,14 @@ bert.onnx, training/inspect_export.py). Output, one JSON object per line on stdo
 
 Sizes are strings in the summary's keys ("8", "all"); intervals are 95 % t-intervals over seeds
 (training/finetune_stats.py), the difference paired by seed. OUT/summary.json keeps the summary.
+
+Against the interface agreed with the app (additions only): result events also carry "examples"
+(how many labelled examples were used) and "cpu_seconds"; start carries "steps" and "how";
+classifier carries "seconds" (its export); with --snapshots the start event lists "snapshots"
+and the summary adds "by_step": [{"model", "step", "mean", "lo", "hi", "n"}], "run" and "size";
+an error from a malformed task file adds "errors" (app/task_format.py's list). An exported
+classifier reads "[CLS] text [SEP]" with token_type_ids 0: a per-character task's logits have
+T = len(text) + 2 rows, row i + 1 for character i (classifier.card.json "input" says so).
 """
 from __future__ import annotations
 
