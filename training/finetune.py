@@ -147,6 +147,7 @@ def run(args) -> dict:
                 emit(result)
                 if size == sizes[-1] and seed == 0 and args.out and not args.no_export:
                     emit(lab.export(model, result, Path(args.out)))
+    lab.finish_export()
     gpt = None if args.no_gpt else lab.gpt_way()
     if gpt is not None:
         emit(gpt)
@@ -204,6 +205,9 @@ def cli(argv: list[str] | None = None) -> int:
         return 0
     except (TaskFormatError, ValueError, FileNotFoundError, RuntimeError, OSError) as e:
         emit({"event": "error", "message": str(e)} | ({"errors": e.errors} if isinstance(e, TaskFormatError) else {}))
+        return 1
+    except Exception as e:  # anything else still ends with an error line the app can show
+        emit({"event": "error", "message": f"{type(e).__name__}: {e}"})
         return 1
 
 

@@ -37,6 +37,15 @@ class Lab:
     def how(self) -> str:
         return steps_note(self.cfg)
 
+    def finish_export(self) -> None:
+        """The tracer is done with; its template cache goes (each job's folder keeps only results)."""
+        import shutil
+
+        if self.tracer is not None:
+            self.tracer.wait()
+        if self.cache is not None:
+            shutil.rmtree(self.cache, ignore_errors=True)
+
     def probe_features(self) -> ProbeFeatures:
         if self._probe is None:
             frozen = build_classifier("probe", self.bert, len(self.data.labels), self.data.kind, 0)
