@@ -1,7 +1,7 @@
 """The README's tables of figures, printed from the models by the app's own code.
 
     python -m benchmarks.tables              # every table, each between its README markers
-    python -m benchmarks.tables recovery     # one table: recovery | models | inspection
+    python -m benchmarks.tables recovery     # one table: recovery | models | inspection | finetune
     python -m benchmarks.tables --write      # rewrite the blocks in README.md in place
 
 Each table sits in README.md between `<!-- table:NAME -->` and `<!-- /table -->`; the text between
@@ -13,7 +13,8 @@ After retraining or repackaging `models/`, run `python -m benchmarks.tables --wr
 - models: architecture, training and held-out metrics, read from `models/*.card.json`;
 - inspection: how closely the attention inspection graphs agree, from `models/inspection.json`;
 - masking: masked top-1 of BERTs trained per character, in spans and in whole words, each under
-  each corruption, from the stored measurement `benchmarks/masking_recovery.json` (training/recovery.py).
+  each corruption, from the stored measurement `benchmarks/masking_recovery.json` (training/recovery.py);
+- finetune: the fine-tune lab's measured figures, from `models/finetune.card.json` (training/finetune_report.py).
 """
 from __future__ import annotations
 
@@ -142,8 +143,15 @@ def render_masking(models: Path = MODELS) -> str:
     return render(json.loads(MASKING_RESULTS.read_text(encoding="utf-8")))
 
 
+def render_finetune(models: Path = MODELS) -> str:
+    """The fine-tune lab's figures, from models/finetune.card.json (python -m training.finetune_report)."""
+    from training.finetune_report import markdown
+
+    return markdown(read_card(models, "finetune"))
+
+
 TABLES = {"recovery": render_recovery, "models": render_models, "inspection": render_inspection,
-          "masking": render_masking}
+          "masking": render_masking, "finetune": render_finetune}
 
 
 # ---- README blocks ----

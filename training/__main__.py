@@ -1,4 +1,6 @@
-"""Command line: python -m training {train,evaluate,export,quiz,benchmark} --help"""
+"""Command line: python -m training {train,evaluate,export,package,quiz,live,finetune} --help
+
+Imports are lazy: `finetune --list-tasks` and `--check-task` must run without torch."""
 from __future__ import annotations
 
 import argparse
@@ -7,16 +9,16 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
-from .data import DEFAULT_CORPUS
-from .families import FAMILIES
-from .masking import SCHEMES
-from .presets import preset_names, with_preset
-from .train import TrainConfig, Trainer
 
 
 def add_train_args(p: argparse.ArgumentParser) -> None:
     # Defaults are None so that a preset (--preset, or --minutes without --steps) can tell the
     # flags the user gave, which win over it, from those left out (TrainConfig's defaults then).
+    from .data import DEFAULT_CORPUS
+    from .families import FAMILIES
+    from .masking import SCHEMES
+    from .presets import preset_names
+
     p.add_argument("family", choices=list(FAMILIES))
     p.add_argument("--corpus", default=str(DEFAULT_CORPUS), help="text file or folder of .txt files (default: shipped Shakespeare)")
     p.add_argument("--out", default=None, help="run folder (default runs/<family>)")
@@ -40,6 +42,9 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_train(args) -> None:
+    from .presets import with_preset
+    from .train import TrainConfig, Trainer
+
     names = {f.name for f in fields(TrainConfig)}
     values = {k: v for k, v in vars(args).items() if k in names and v is not None}
     values["out"] = args.out or f"runs/{args.family}"
@@ -77,8 +82,14 @@ def cmd_quiz(args) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["finetune"]:  # its own parser (training/finetune.py), before anything imports torch
+        from .finetune import cli as finetune_cli
+        sys.exit(finetune_cli(argv[1:]))
     parser = argparse.ArgumentParser(prog="python -m training", description="Pretrain, evaluate and export tiny char-level GPT and BERT.")
     sub = parser.add_subparsers(dest="command", required=True)
+    from .families import FAMILIES
+
     add_train_args(sub.add_parser("train", help="pretrain one family: " + ", ".join(FAMILIES)))
     p = sub.add_parser("evaluate", help="held-out metrics of a checkpoint, printed as JSON")
     p.add_argument("checkpoint")
@@ -102,6 +113,7 @@ def main(argv: list[str] | None = None) -> None:
     add_recovery_args(sub.add_parser("recovery", help="masked top-1 of BERTs trained with each masking, under each"))
     from .live import add_live_args
     add_live_args(sub.add_parser("live", help="train gpt and/or bert side by side, reporting JSON lines (the app's /train)"))
+    sub.add_parser("finetune", add_help=False, help="fine-tune a model set's BERT on a labelled task: full vs probe vs scratch (--help)")
     args = parser.parse_args(argv)
     if args.command == "live":
         from .live import cli

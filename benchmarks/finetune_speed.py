@@ -1,0 +1,77 @@
+"""How fast the fine-tune lab answers, run the way the app runs it (a subprocess printing JSON lines):
+
+    python benchmarks/finetune_speed.py [--model models] [--task sentiment] [--threads 1]
+
+Prints, for the default grid (3 arms x 4 sizes x 3 seeds): seconds from start to the first point,
+to the whole grid, and from each exported classifier's fine-tune to its being playable (its
+folder renamed into place), plus the CPU seconds the fine-tune process used (on a shared machine
+wall-clock time depends on the neighbours; CPU time much less). Goals (issue 19): first point
+within 10 s, the grid within 120 s, a classifier playable within 10 s of its fine-tune.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def measure(model: str, task: str, threads: int, extra: list[str]) -> dict:
+    with tempfile.TemporaryDirectory() as out:
+        cmd = [sys.executable, "-m", "training", "finetune", "--model", model, "--task", task, "--threads", str(threads),
+               "--out", out, *extra]
+        t0 = time.time()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=REPO,
+                                env=os.environ | {"PYTHONPATH": str(REPO)})
+        seen, last_result = [], {}
+        for line in proc.stdout:
+            event = json.loads(line)
+            event["t"] = time.time() - t0
+            seen.append(event)
+            if event["event"] == "result":
+                last_result[event["arm"]] = event["t"]
+            if event["event"] == "classifier":
+                event["playable_after_s"] = round(event["t"] - last_result[event["arm"]], 2)
+        proc.wait()
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    results = [e for e in seen if e["event"] == "result"]
+    if proc.returncode != 0 or not results:
+        raise SystemExit(f"fine-tune failed: {seen[-1] if seen else 'no output'}")
+    return {
+        "command": " ".join(cmd[1:]),
+        "jobs": len(results),
+        "first_point_s": round(results[0]["t"], 2),
+        "grid_s": round(results[-1]["t"], 2),
+        "total_s": round(seen[-1]["t"], 2),
+        "cpu_s": round((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), 1),
+        "job_cpu_s_by_arm": {a: round(sum(r["cpu_seconds"] for r in results if r["arm"] == a), 1)
+                             for a in dict.fromkeys(r["arm"] for r in results)},
+        "classifier_playable_after_fine_tune_s": {e["arm"]: e["playable_after_s"] for e in seen if e["event"] == "classifier"},
+        "load_average_at_end": os.getloadavg(),
+    }
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--model", default="models")
+    p.add_argument("--task", default="sentiment")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("extra", nargs="*", help="more finetune flags after --, e.g. -- --steps 30")
+    a = p.parse_args()
+    r = measure(a.model, a.task, a.threads, a.extra)
+    print(json.dumps(r, indent=1))
+    print(f"first point {r['first_point_s']} s (goal 10), grid {r['grid_s']} s (goal 120), classifiers playable "
+          f"{r['classifier_playable_after_fine_tune_s']} s after their fine-tune (goal 10); CPU {r['cpu_s']} s; "
+          f"load average {r['load_average_at_end'][0]:.1f} on {os.cpu_count()} cores")
+
+
+if __name__ == "__main__":
+    main()

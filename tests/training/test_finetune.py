@@ -1,0 +1,230 @@
+"""The fine-tune lab's training side: the three arms really differ, a tiny grid end to end through
+the command line (events, exported classifiers, ONNX parity), the per-character task, snapshots."""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from app.task_format import parse_task
+from training.finetune import cli
+from training.finetune_loop import FinetuneConfig, ProbeFeatures, TaskData, batch_order, train_arm
+from training.finetune_model import Encoder, build_classifier
+from training.inspect_export import model_from_onnx
+from training.tokenizer import CharTokenizer
+
+REPO = Path(__file__).resolve().parents[2]
+THEMES = {"crown": "the king and the crown", "sea": "a ship upon the sea", "ghost": "the ghost at night"}
+
+
+def write_task(path: Path) -> Path:
+    rows = [{"text": f"Line {j} speaks of {theme}, again!", "label": label, "split": "test" if j % 4 == 3 else "train"}
+            for label, theme in THEMES.items() for j in range(12)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def task_file(tmp_path_factory) -> Path:
+    return write_task(tmp_path_factory.mktemp("task") / "themes.jsonl")
+
+
+@pytest.fixture(scope="module")
+def pretrained(tiny_models_dir):
+    return model_from_onnx(tiny_models_dir, "bert")[0]
+
+
+@pytest.fixture(scope="module")
+def data(tiny_models_dir, task_file, pretrained) -> TaskData:
+    tok = CharTokenizer.load(tiny_models_dir / "vocab.json")
+    return TaskData(parse_task(task_file.read_bytes(), "themes"), tok.stoi, pretrained.cfg.context)
+
+
+def state(module) -> dict:
+    return {k: v.clone() for k, v in module.state_dict().items()}
+
+
+def same(a: dict, b: dict) -> bool:
+    return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_probe_leaves_the_encoder_bit_identical_and_full_does_not(pretrained, data):
+    cfg = FinetuneConfig(steps=4, batch_size=4)
+    chosen = data.choose(8, 0)
+    before = state(Encoder.from_bert(pretrained))
+    probe = build_classifier("probe", pretrained, len(data.labels), data.kind, 0)
+    head0 = state(probe.head)
+    train_arm(probe, "probe", data, chosen, 0, cfg)  # the encoder run every step, frozen
+    assert same(state(probe.encoder), before)
+    assert not same(state(probe.head), head0)
+    assert all(not p.requires_grad for p in probe.encoder.parameters())
+    full = build_classifier("full", pretrained, len(data.labels), data.kind, 0)
+    assert same(state(full.encoder), before) and same(state(full.head), head0)  # same start, same head init
+    train_arm(full, "full", data, chosen, 0, cfg)
+    assert not same(state(full.encoder), before)
+    assert same(state(Encoder.from_bert(pretrained)), before)  # the pretrained model itself is untouched
+
+
+def test_cached_probe_features_train_the_same_head(pretrained, data):
+    cfg = FinetuneConfig(steps=3, batch_size=4)
+    chosen = data.choose(8, 1)
+    live = build_classifier("probe", pretrained, len(data.labels), data.kind, 1)
+    train_arm(live, "probe", data, chosen, 1, cfg)
+    cached = build_classifier("probe", pretrained, len(data.labels), data.kind, 1)
+    train_arm(cached, "probe", data, chosen, 1, cfg, ProbeFeatures(cached, data, 16))
+    for k, v in state(live.head).items():
+        assert torch.allclose(v, state(cached.head)[k], atol=1e-5)
+
+
+def test_scratch_starts_from_a_fresh_init(pretrained, data):
+    scratch = build_classifier("scratch", pretrained, len(data.labels), data.kind, 2)
+    fresh = Encoder.fresh(pretrained.cfg, 2)
+    assert same(state(scratch.encoder), state(fresh))
+    pre = Encoder.from_bert(pretrained).transformer.tok_emb.weight
+    assert not torch.allclose(scratch.encoder.transformer.tok_emb.weight, pre)
+    assert not same(state(Encoder.fresh(pretrained.cfg, 3)), state(fresh))  # the seed matters
+
+
+def test_sizes_are_balanced_and_batches_reproducible(data):
+    chosen = data.choose(6, 0)
+    assert sorted(data.train[i][1] for i in chosen) == [0, 0, 1, 1, 2, 2]
+    assert data.choose(6, 0) == chosen and data.choose(None, 0) == list(range(len(data.train)))
+    assert batch_order(6, 5, 4, 0) == batch_order(6, 5, 4, 0)
+    assert all(len(b) == 4 for b in batch_order(6, 5, 4, 0))
+
+
+def run_cli(args: list[str]) -> tuple[int, list[dict]]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        rc = cli(args)
+    return rc, [json.loads(line) for line in out.getvalue().splitlines() if line.startswith("{")]
+
+
+def onnx_logits(folder: Path, text: str) -> np.ndarray:
+    import onnxruntime as ort
+
+    vocab = json.loads((folder / "vocab.json").read_text())
+    stoi = {c: i for i, c in enumerate(vocab["specials"] + vocab["chars"])}
+    ids = np.array([[3] + [stoi.get(c, 1) for c in text] + [4]], dtype=np.int64)
+    sess = ort.InferenceSession(str(folder / "classifier.onnx"), providers=["CPUExecutionProvider"])
+    assert [i.name for i in sess.get_inputs()] == ["input_ids", "token_type_ids"]
+    return sess.run(["logits"], {"input_ids": ids, "token_type_ids": np.zeros_like(ids)})[0]
+
+
+def test_a_tiny_grid_end_to_end_through_the_command_line(tiny_models_dir, task_file, tmp_path):
+    out = tmp_path / "ft"
+    env = os.environ | {"PYTHONPATH": str(REPO)}
+    proc = subprocess.run([sys.executable, "-m", "training", "finetune", "--model", str(tiny_models_dir), "--task", str(task_file),
+                           "--sizes", "3,all", "--seeds", "2", "--steps", "4", "--out", str(out)],
+                          capture_output=True, text=True, cwd=REPO, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    start, *middle, summary = events
+    assert start["event"] == "start" and start["kind"] == "sequence" and start["jobs"] == 12
+    assert start["labels"] == ["crown", "ghost", "sea"] and start["n_test"] == 9
+    results = [e for e in middle if e["event"] == "result"]
+    assert len(results) == 12 and {(r["arm"], r["size"], r["seed"]) for r in results} == {
+        (a, s, k) for a in ("full", "probe", "scratch") for s in (3, "all") for k in (0, 1)}
+    assert all(0 <= r["accuracy"] <= 1 and r["n_test"] == 9 for r in results)
+    assert {r["examples"] for r in results if r["size"] == 3} == {3}
+    classifiers = [e for e in middle if e["event"] == "classifier"]
+    assert [c["arm"] for c in classifiers] == ["full", "probe", "scratch"]
+    gpt = next(e for e in middle if e["event"] == "gpt_way")
+    assert 0 <= gpt["accuracy"] <= 1 and gpt["n_test"] == 9
+    assert summary["event"] == "summary" and set(summary["results"]) == {"full", "probe", "scratch"}
+    cell = summary["results"]["full"]["all"]
+    accs = [r["accuracy"] for r in results if r["arm"] == "full" and r["size"] == "all"]
+    assert cell["n"] == 2 and cell["mean"] == pytest.approx(sum(accs) / 2) and cell["lo"] <= cell["mean"] <= cell["hi"]
+    assert summary["difference"]["by_size"]["3"]["seeds"] == [0, 1]
+    assert json.loads((out / "summary.json").read_text())["results"] == summary["results"]
+    for c in classifiers:
+        folder = out / c["dir"]
+        assert sorted(p.name for p in folder.iterdir()) == ["classifier.card.json", "classifier.onnx", "set.json", "vocab.json"]
+        card = json.loads((folder / "classifier.card.json").read_text())
+        assert card["arm"] == c["arm"] and card["labels"] == ["crown", "ghost", "sea"] and card["kind"] == "sequence"
+        assert card["held_out"]["accuracy"] == c["accuracy"] and card["examples"] == 27
+        assert card["onnx"]["parity_max_abs_diff"] <= 1e-4
+        assert json.loads((folder / "set.json").read_text())["id"]
+        assert onnx_logits(folder, "a ship upon the sea").shape == (1, 3)
+    assert not list((out / "classifiers").glob(".*tmp"))
+
+
+def test_exported_classifier_matches_pytorch(pretrained, data, tmp_path, tiny_models_dir):
+    from training.finetune_export import export_classifier
+    from training.finetune_model import encode_batch
+    from training.tokenizer import UNK
+
+    model = build_classifier("full", pretrained, len(data.labels), data.kind, 0)
+    train_arm(model, "full", data, data.choose(None, 0), 0, FinetuneConfig(steps=2, batch_size=4))
+    export_classifier(model, tmp_path, "full", {"task": "themes"}, tiny_models_dir / "vocab.json", "t", "t")
+    text = "the ghost at night, again!"
+    b = encode_batch([text], [0], "sequence", data.stoi, UNK, pretrained.cfg.context)
+    with torch.no_grad():
+        ref = model(b.input_ids, b.token_type_ids).numpy()
+    assert np.abs(onnx_logits(tmp_path / "classifiers" / "full", text) - ref).max() <= 1e-4
+
+
+def test_per_character_task_from_a_corpus(tiny_models_dir, tiny_corpus, tmp_path):
+    rc, events = run_cli(["--model", str(tiny_models_dir), "--task", "capitals", "--corpus", str(tiny_corpus),
+                          "--arms", "full,probe", "--sizes", "all", "--seeds", "1", "--steps", "3", "--out", str(tmp_path)])
+    assert rc == 0, events[-1]
+    assert events[0]["kind"] == "token" and events[0]["labels"] == ["0", "1"]
+    gpt = next(e for e in events if e["event"] == "gpt_way")
+    assert gpt["unit"] == "characters" and 0 <= gpt["accuracy"] <= 1
+    card = json.loads((tmp_path / "classifiers" / "full" / "classifier.card.json").read_text())
+    assert card["kind"] == "token" and card["held_out"]["unit"] == "characters"
+    assert onnx_logits(tmp_path / "classifiers" / "probe", "speaker0. line 1").shape == (1, 18, 2)
+
+
+def test_snapshots_of_a_run(tiny_models_dir, task_file, tmp_path):
+    run = tmp_path / "run"
+    for i, step in enumerate((0, 30)):
+        dest = run / "snapshots" / f"step-{step:06d}"
+        dest.mkdir(parents=True)
+        for name in ("bert.onnx", "bert.card.json", "vocab.json"):
+            shutil.copy(tiny_models_dir / name, dest / name)
+        (dest / "snapshot.json").write_text(json.dumps({"step": step * 2, "steps": {"bert": step}}))
+    rc, events = run_cli(["--snapshots", str(run), "--task", str(task_file), "--sizes", "6", "--seeds", "2", "--steps", "2"])
+    assert rc == 0, events[-1]
+    results = [e for e in events if e["event"] == "result"]
+    assert [(r["model"], r["step"], r["seed"]) for r in results] == [
+        ("step-000000", 0, 0), ("step-000000", 0, 1), ("step-000030", 30, 0), ("step-000030", 30, 1)]
+    assert all(r["arm"] == "full" and r["size"] == 6 for r in results)
+    assert [s["step"] for s in events[-1]["by_step"]] == [0, 30] and events[-1]["by_step"][1]["n"] == 2
+
+
+def test_errors_are_an_event_and_a_nonzero_exit(tiny_models_dir, tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"text": "a", "label": "x"}\n{"text": "b"}\n')
+    rc, events = run_cli(["--model", str(tiny_models_dir), "--task", str(bad)])
+    assert rc == 1 and events[-1]["event"] == "error" and "line 2, field 'label'" in events[-1]["message"]
+    rc, events = run_cli(["--model", str(tiny_models_dir), "--task", "sentiment", "--sizes", "8,x"])
+    assert rc == 1 and "--sizes" in events[-1]["message"]
+    rc, events = run_cli(["--model", str(tmp_path), "--task", "sentiment"])
+    assert rc == 1 and "bert.onnx" in events[-1]["message"]
+
+
+def test_list_and_check_tasks_without_torch(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"text": "abc", "tags": "01"}\n')
+    code = ("import sys, runpy\n"
+            "for argv in (['finetune', '--list-tasks'], ['finetune', '--check-task', sys.argv[1]]):\n"
+            "    sys.argv = ['training'] + argv\n"
+            "    try:\n        runpy.run_module('training', run_name='__main__')\n    except SystemExit:\n        pass\n"
+            "print('TORCH' if 'torch' in sys.modules else 'NO-TORCH')\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(bad)], capture_output=True, text=True, cwd=REPO,
+                          env=os.environ | {"PYTHONPATH": str(REPO)}, timeout=120)
+    assert proc.stdout.strip().endswith("NO-TORCH"), proc.stderr
+    listed = json.loads(proc.stdout[:proc.stdout.index("]\n[") + 1])
+    assert [t["name"] for t in listed] == ["sentiment", "plays", "capitals"]
+    assert all({"kind", "labels", "n_train", "n_test", "description", "provenance"} <= t.keys() for t in listed)
+    assert '"field": "tags"' in proc.stdout

@@ -1,0 +1,131 @@
+"""The fine-tune lab's tasks: the shipped ones (training/tasks/*.jsonl) and task files.
+
+Plain Python (no torch, no numpy): `python -m training finetune --list-tasks` and the server's
+task checks run without them. The file format and its checks are app/task_format.py.
+
+    sentiment  whole-input  positive / negative, 352 sentences written for this project
+    plays      whole-input  which play a passage comes from (Julius Caesar or The Tempest);
+                            test passages come from the last 30 % of each play, which no
+                            labelled example uses
+    capitals   per-character  restore capital letters in lowercased text: tag 1 = this
+                            character was a capital letter; labels come free from any text, so
+                            `--task capitals --corpus PATH` builds the task from a class's corpus
+
+training/build_tasks.py writes the .jsonl files (deterministic; see training/tasks/README.md).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from app.task_format import Task, TaskFormatError, parse_task
+
+TASKS_DIR = Path(__file__).parent / "tasks"
+
+SHIPPED = {
+    "sentiment": {
+        "file": "sentiment.jsonl",
+        "description": "Is a short sentence positive or negative? (whole input: one answer per sentence)",
+        "provenance": "352 sentences (176 positive, 176 negative) written for this project; every third "
+                      "sentence of each list is held out for test (training/build_tasks.py)",
+    },
+    "plays": {
+        "file": "plays.jsonl",
+        "description": "Which play does this passage come from: Julius Caesar or The Tempest? (whole input)",
+        "provenance": "Spoken lines of the shipped corpus's two test plays (never seen in pretraining); "
+                      "labelled examples from the first 70 % of each play, test passages from the last 30 % "
+                      "(training/build_tasks.py)",
+    },
+    "capitals": {
+        "file": "capitals.jsonl",
+        "description": "Restore the capital letters of lowercased text (per character: 1 = was a capital)",
+        "provenance": "Lines of the shipped corpus's two validation plays (Macbeth, Twelfth Night), lowercased; "
+                      "the tags are the original capitals. First 70 % of the text for training, last 30 % for test "
+                      "(training/build_tasks.py; any corpus: --task capitals --corpus PATH)",
+    },
+}
+
+CAPITALS_CHUNK = (40, 100)  # a passage: whole lines joined until at least 40 characters, at most 100
+CAPITALS_TRAIN, CAPITALS_TEST = 300, 100
+TRAIN_SHARE = 0.7
+
+
+def _passages(lines: list[str], low: int, high: int) -> list[str]:
+    """Consecutive non-empty lines joined with a space into passages of low..high characters."""
+    out, cur = [], ""
+    for line in lines:
+        line = " ".join(line.split())
+        if not line:
+            if len(cur) >= low:
+                out.append(cur)
+            cur = ""
+            continue
+        joined = f"{cur} {line}" if cur else line
+        if len(joined) > high:
+            if len(cur) >= low:
+                out.append(cur)
+            cur = line if len(line) <= high else ""
+        else:
+            cur = joined
+        if len(cur) >= low:
+            out.append(cur)
+            cur = ""
+    return out
+
+
+def spread(items: list, n: int) -> list:
+    """n items evenly spaced through the list (all of them if there are fewer)."""
+    if len(items) <= n:
+        return list(items)
+    return [items[i * len(items) // n] for i in range(n)]
+
+
+def capitals_lines(text: str, source: str = "") -> list[dict]:
+    """The capitals task of any text: passages from the first 70 % train, the last 30 % test."""
+    passages = [p for p in _passages(text.splitlines(), *CAPITALS_CHUNK) if any(c.isalpha() for c in p)]
+    cut = int(len(passages) * TRAIN_SHARE)
+    rows = []
+    for split, part, n in (("train", passages[:cut], CAPITALS_TRAIN), ("test", passages[cut:], CAPITALS_TEST)):
+        for p in spread(part, n):
+            tags = "".join("1" if c != c.lower() else "0" for c in p)
+            rows.append({"text": p.lower(), "tags": tags, "split": split} | ({"source": source} if source else {}))
+    return rows
+
+
+def read_corpus_text(path: Path) -> str:
+    """A text file, or a folder's .txt files in name order (no torch: not training.data)."""
+    path = Path(path)
+    if path.is_file():
+        return path.read_text(encoding="utf-8", errors="replace")
+    files = sorted(p for p in path.rglob("*.txt") if p.is_file())
+    if not files:
+        raise FileNotFoundError(f"no .txt files in {path}")
+    return "\n\n".join(p.read_text(encoding="utf-8", errors="replace") for p in files)
+
+
+def load_task(name_or_file: str, corpus: str | None = None, seed: int = 0) -> Task:
+    """A shipped task by name, or a .jsonl task file. `capitals` with a corpus is built from it."""
+    if name_or_file == "capitals" and corpus:
+        rows = capitals_lines(read_corpus_text(Path(corpus)), Path(corpus).name)
+        task = parse_task("\n".join(json.dumps(r) for r in rows), "capitals", seed)
+        task.meta = {"description": SHIPPED["capitals"]["description"],
+                     "provenance": f"built from the corpus {Path(corpus).name}: lines lowercased, tags = original capitals"}
+        return task
+    if name_or_file in SHIPPED:
+        entry = SHIPPED[name_or_file]
+        task = parse_task((TASKS_DIR / entry["file"]).read_bytes(), name_or_file, seed)
+        task.meta = {"description": entry["description"], "provenance": entry["provenance"]}
+        return task
+    path = Path(name_or_file)
+    if not path.is_file():
+        raise FileNotFoundError(f"--task: {name_or_file!r} is neither a shipped task ({', '.join(SHIPPED)}) nor a file")
+    task = parse_task(path.read_bytes(), path.stem, seed)
+    task.meta = {"description": f"task file {path.name}", "provenance": "uploaded / given on the command line"}
+    return task
+
+
+def list_tasks() -> list[dict]:
+    return [load_task(name).summary() for name in SHIPPED]
+
+
+__all__ = ["SHIPPED", "TaskFormatError", "capitals_lines", "list_tasks", "load_task", "read_corpus_text", "spread"]
