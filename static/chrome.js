@@ -60,7 +60,9 @@
   function drawModelPicker() {
     models().then((data) => {
       // "not loaded" sets load on first use; a set that failed to load is not offered
-      const sets = (data.sets || []).filter((s) => s.status !== "failed" || s.id === chosenModel());
+      // a fine-tuned classifier is not a GPT or BERT: it answers on /finetune only
+      const sets = (data.sets || []).filter((s) => (s.status !== "failed" || s.id === chosenModel())
+        && (s.families || ["gpt"]).some((f) => f === "gpt" || f === "bert"));
       if (sets.length <= 1 || $("#model-picker")) return;
       const current = chosenModel() || data.default;
       const select = el("select", { id: "model-picker", "aria-describedby": "model-picker-note" }, sets.map((s) =>

@@ -313,6 +313,9 @@ async function setUpStart(data) {
   $("#ft-task").replaceChildren(...tasks.tasks.map((t) => el("option", { value: t.name,
     text: t.title || t.description ? `${t.name}: ${t.title || t.description}` : t.name })),
   el("option", { value: "", text: "Upload a task file…" }));
+  const params = new URLSearchParams(location.search);
+  if (berts.some((s) => s.id === params.get("model"))) $("#ft-model").value = params.get("model");
+  if (params.get("snapshots") === "1") $("#ft-snapshots").checked = true;
   const sync = () => {
     $("#ft-upload-box").hidden = $("#ft-task").value !== "";
     const fromRun = !!$("#ft-model").selectedOptions[0]?.dataset.run;
