@@ -20,7 +20,8 @@ slots, app/tasks/gpt.py makes a generation take its turns at the model a chunk o
 time, so that neither kind starves the other.
 
 Only inference counts: POST /api/* and the generation stream (GET). Health, model cards, quiz
-items, pages, static files and other GET streams (a training run's events) are never refused.
+items, class sessions (/api/sessions: database work, no model run), pages, static files and
+other GET streams (a training run's events) are never refused.
 There is deliberately no per-IP limit: a whole class shares one address behind the school's NAT.
 The count is per server process (per worker).
 """
@@ -33,13 +34,14 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from .errors import send_error
 
 STREAM_PATH = "/api/generate/stream"
+CLASS_PATH = "/api/sessions"
 GENERATION_PATHS = frozenset({"/api/generate", STREAM_PATH})
 
 
 def is_inference(scope: Scope) -> bool:
     """Requests that run a model: every POST under /api/, and the streamed generation by GET."""
     path = scope.get("path", "")
-    if not path.startswith("/api/"):
+    if not path.startswith("/api/") or path.startswith(CLASS_PATH):  # class answers run no model
         return False
     return scope.get("method") == "POST" or path == STREAM_PATH
 

@@ -76,3 +76,9 @@ class Settings(BaseSettings):
     run_threads: int = Field(0, ge=0, le=256)  # trainer threads; 0 = cores - 1 (at least 1)
     run_nice: int = Field(10, ge=0, le=19)  # the trainer's CPU priority below the server's
     run_test_presets: bool = False  # accept the seconds-long "tiny" preset (tests only)
+    # Class sessions (app/classes/): a SQLite file in data_dir unless a database URL is given
+    # (postgresql://user:pass@host/db for several machines); the address students reach when the
+    # server sits behind a proxy or a name (else its LAN address); hours a session lives.
+    database_url: str | None = None
+    public_url: str | None = Field(None, pattern=r"^https?://[^/\s]+/?$")
+    class_expiry_hours: float = Field(12.0, gt=0, le=24 * 30)

@@ -17,7 +17,10 @@ from fastapi.middleware.gzip import GZipMiddleware
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
-from . import __version__, auth, errors, openapi
+from . import __version__, auth, errors, glossary, openapi
+from .classes.addresses import public_hosts
+from .classes.router import router as classes_router
+from .classes.store import Classes
 from .admission import AdmissionControl, AdmissionState
 from .config import Settings
 from .hosts import HostAllowList
@@ -57,6 +60,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.runs = RunManager(settings, app.state.registry)
         app.state.finetunes = FinetuneManager(settings, app.state.registry, app.state.runs)
         app.state.runs.slot_users.append(app.state.finetunes.active_label)  # one training slot for both
+        app.state.classes = await to_thread.run_sync(Classes.open, settings)
         await to_thread.run_sync(app.state.runs.startup)
         await to_thread.run_sync(app.state.finetunes.startup)
         scans = [asyncio.create_task(runs.rescan(m)) for m in (app.state.runs, app.state.finetunes)]  # other workers' sets
@@ -72,6 +76,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             scan.cancel()
         app.state.runs.kill_all()
         app.state.finetunes.kill_all()
+        app.state.classes.close()
 
     app = FastAPI(title="Pretraining Playground", version=__version__, description=DESCRIPTION, lifespan=lifespan,
                   docs_url=None, redoc_url=None)
@@ -79,6 +84,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.registry = None
     app.state.active_streams = 0  # generation streams in flight (tests check it returns to 0)
     app.state.templates = Jinja2Templates(directory=str(settings.templates_dir))
+    glossary.install(app.state.templates.env)
     app.state.admission = AdmissionState(max_in_flight=settings.max_concurrent_requests,
                                           generation_share=settings.generation_share)
     errors.install_handlers(app, HEADERS)
@@ -90,12 +96,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     if settings.gzip_min_bytes:  # text/event-stream is in Starlette's excluded types: streams stay unbuffered
         app.add_middleware(GZipMiddleware, minimum_size=settings.gzip_min_bytes, compresslevel=5)
     app.add_middleware(AdmissionControl, state=app.state.admission)
-    app.add_middleware(HostAllowList, allowed=settings.allowed_hosts)
+    app.add_middleware(HostAllowList, allowed=[*settings.allowed_hosts, *public_hosts(settings)])
     app.add_middleware(SecurityHeaders)
     if settings.static_dir.is_dir():  # without the applets' files /static/... is a plain 404
         app.mount("/static", StaticFiles(directory=str(settings.static_dir)), name="static")
     for router in (meta.router, mask_fill.router, generation.router, nsp.router, attention.router,
-                   compare.router, objectives.router, concepts.router, runs.router, finetunes.router, docs.router):
+                   compare.router, objectives.router, concepts.router, runs.router, finetunes.router, classes_router,
+                   docs.router):
         app.include_router(router)
     return app
 

@@ -21,15 +21,8 @@
   const label = (t) => SHORT[t] || visibleChar(t);
   const longName = (t) => (SHORT[t] ? t : charName(t));
 
-  /* weights of the chosen layer/head (or means) for one model: (query, key) */
-  function matrix(m) {
-    if (v.layer < 0 && v.head < 0) return m.mean;
-    if (v.layer < 0) { // one head, averaged over the layers
-      const L = m.weights.length;
-      return m.weights[0][v.head].map((row, i) => row.map((_, j) => m.weights.reduce((s, l) => s + l[v.head][i][j], 0) / L));
-    }
-    return v.head < 0 ? m.head_means[v.layer] : m.weights[v.layer][v.head];
-  }
+  /* the server sends the chosen layer/head (or their mean) for each model: (query, key) */
+  const matrix = (m) => m.weights;
 
   function colour(w) {
     // white -> navy (#0b2e5c); sqrt so small weights still show
@@ -109,20 +102,25 @@
       return;
     }
     const id = ++request;
-    const body = { text, pad: Number(padSlider.value) || 0 };
+    const body = { text, pad: Number(padSlider.value) || 0, layer: Math.round(v.layer), head: Math.round(v.head) };
     if (v.model) body.model = v.model;
     try {
       const r = await api("/api/attention", { body });
       if (id !== request) return;
       clearError();
       data = r;
-      v.layer = Math.min(Math.max(-1, Math.round(v.layer)), r.gpt.n_layer - 1);
-      v.head = Math.min(Math.max(-1, Math.round(v.head)), r.gpt.n_head - 1);
       fillSelect(layerSel, r.gpt.n_layer, "layer", v.layer);
       fillSelect(headSel, r.gpt.n_head, "head", v.head);
       state.write();
       draw();
-    } catch (err) { /* shown in the error box */ }
+    } catch (err) {
+      // A shared link's layer or head beyond this model set's size: show the mean instead.
+      if (id === request && (err.parameter === "layer" || err.parameter === "head") && v[err.parameter] !== -1) {
+        state.set({ [err.parameter]: -1 });
+        clearError();
+        load();
+      } /* anything else is shown in the error box */
+    }
   }
 
   const reload = debounce(load, 250);
@@ -130,8 +128,8 @@
   padSlider.addEventListener("input", reload);
   rowSlider.addEventListener("input", draw);
   $("#a-reset").addEventListener("click", () => setTimeout(load, 0));
-  layerSel.addEventListener("change", () => { state.set({ layer: Number(layerSel.value) }); draw(); });
-  headSel.addEventListener("change", () => { state.set({ head: Number(headSel.value) }); draw(); });
+  layerSel.addEventListener("change", () => { state.set({ layer: Number(layerSel.value) }); load(); });
+  headSel.addEventListener("change", () => { state.set({ head: Number(headSel.value) }); load(); });
   const vals = $("#aw-values");
   vals.checked = Boolean(v.vals);
   vals.addEventListener("change", () => { state.set({ vals: vals.checked }); draw(); });
@@ -141,7 +139,7 @@
       const next = ((v[key] + 1 + d + n + 1) % (n + 1)) - 1; // cycles mean, 1, 2, ..., n
       state.set({ [key]: next });
       sel.value = String(next);
-      draw();
+      load();
     };
     if (e.key === "[" || e.key === "]") step(layerSel, "layer", data.gpt.n_layer, e.key === "]" ? 1 : -1);
     else if (e.key === "-" || e.key === "=") step(headSel, "head", data.gpt.n_head, e.key === "=" ? 1 : -1);

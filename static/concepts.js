@@ -37,6 +37,9 @@
     if (!a) return;
     box.appendChild(el("p", {}, [el("span", { class: a.correct ? "ok" : "nok", text: a.correct ? "Right." : "Not quite." }),
       " The answer: " + q.choices[a.result.answer]]));
+    if (!a.correct && a.result.why) {
+      box.appendChild(el("p", { class: "q-why" }, [el("strong", { text: "Why not “" + q.choices[a.choice] + "”: " }), a.result.why]));
+    }
     box.appendChild(el("p", { class: "q-explain", text: a.result.explanation }));
     box.appendChild(el("p", {}, ["See it live: ", el("a", { href: a.result.applet, text: a.result.applet_label })]));
   }
@@ -60,7 +63,7 @@
 
   async function answer(q, choice, box, fieldset) {
     try {
-      const r = await api("/api/concepts/" + encodeURIComponent(q.id) + "/answer", { body: { choice } });
+      const r = await api("/api/concepts/" + encodeURIComponent(q.id) + "/answer", { body: v.order >= 0 ? { choice, order: v.order } : { choice } });
       clearError();
       answers[q.id] = { choice, correct: r.correct, result: r };
       save();

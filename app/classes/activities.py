@@ -1,0 +1,157 @@
+"""The four pooled activities: what an item shows a student, what answer it takes, what the
+teacher reveals, and how a class's answers pool.
+
+- nsp: the NSP quiz bank of the session's model set (the items the teacher planned); BERT's answer
+  is P(IsNext) from the same model call the NSP quiz scores with (app/routers/nsp.py).
+- bert ("Be the BERT"): a sentence the teacher wrote with characters to hide; BERT's distribution
+  per hidden character comes from the Mask-Fill code (app/routers/mask_fill.py, BERT.fill).
+- concept: the concept-check bank (app/concepts.json).
+- label: lines the teacher chose, labelled with the session's label names; the pooled labels
+  (majority per line; a tie is left out) are a fine-tune task file (JSON Lines text/label).
+
+Items are strings: the quiz item id, the concept question id, or the key of a stored item."""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from ..errors import ApiError
+from ..registry import Registry
+from ..routers.concepts import bank as concept_bank
+from ..routers.mask_fill import masked_input
+from ..routers.nsp import label as nsp_label, pair_ids, quiz_bank
+
+ACTIVITIES = ("nsp", "bert", "concept", "label")
+PAGES = ("lobby", *ACTIVITIES, "end")
+NAMES = {"lobby": "Waiting room", "nsp": "NSP class set", "bert": "Be the BERT", "concept": "Concept check",
+         "label": "Label together", "end": "The end"}
+NSP_CHOICES = ["IsNext", "NotNext"]
+TOP_K = 5  # BERT's guesses shown per hidden character
+_bert_cache: dict[tuple, dict] = {}  # (model set id, activity, item) -> BERT's answer; computed once per process
+
+
+@dataclass
+class Context:
+    """What the pooling of one session needs: the model registry, the session's plan and stored items."""
+    registry: Registry
+    model: str | None
+    plan: dict
+    stored: dict[tuple[str, str], dict] = field(default_factory=dict)  # (activity, key) -> payload
+
+    def keys(self, activity: str) -> list[str]:
+        if activity in ("nsp", "concept"):
+            return list(self.plan.get(activity, []))
+        return [key for (act, key) in self.stored if act == activity]
+
+    def payload(self, activity: str, key: str) -> dict:
+        """The item's own data; 404 naming `item` when the session has no such item."""
+        if key not in self.keys(activity):
+            raise ApiError(f"this class session has no {activity} item {key[:64]!r}", "item", status=404)
+        if activity == "nsp":
+            bank = {it["id"]: it for it in quiz_bank(self.registry.get(self.model))}
+            return bank[key]
+        if activity == "concept":
+            return next(q for q in concept_bank() if q["id"] == key)
+        return self.stored[(activity, key)]
+
+
+def content(ctx: Context, activity: str, key: str) -> dict:
+    """What a student's screen shows for an item (never the truth)."""
+    p = ctx.payload(activity, key)
+    if activity == "nsp":
+        return {"a": p["a"], "b": p["b"], "choices": NSP_CHOICES}
+    if activity == "concept":
+        return {"topic": p["topic"], "question": p["question"], "choices": p["choices"]}
+    if activity == "bert":
+        parts, last = [], 0
+        for pos in p["positions"]:
+            parts.append(p["text"][last:pos])
+            last = pos + 1
+        parts.append(p["text"][last:])
+        return {"parts": parts, "masks": len(p["positions"])}
+    return {"text": p["text"], "choices": list(ctx.plan.get("labels", []))}
+
+
+def check_answer(ctx: Context, activity: str, key: str, answer: str) -> str:
+    """The answer as stored; 422 naming `answer` when it is not one this item takes."""
+    p = ctx.payload(activity, key)
+    if activity == "nsp":
+        choices = NSP_CHOICES
+    elif activity == "concept":
+        choices = [str(k) for k in range(len(p["choices"]))]
+    elif activity == "label":
+        choices = list(ctx.plan.get("labels", []))
+    else:
+        n = len(p["positions"])
+        if len(answer) != n:
+            raise ApiError(f"answer must be {n} character{'s' * (n > 1)}, one per hidden character", "answer")
+        return answer
+    if answer not in choices:
+        raise ApiError(f"answer must be one of {', '.join(choices)}", "answer")
+    return answer
+
+
+def truth(ctx: Context, activity: str, key: str) -> str | None:
+    """The right answer in the stored form (None for labelling: there the class decides)."""
+    p = ctx.payload(activity, key)
+    if activity == "nsp":
+        return nsp_label(bool(p["is_next"]))
+    if activity == "concept":
+        return str(p["answer"])
+    if activity == "bert":
+        return "".join(p["text"][pos] for pos in p["positions"])
+    return None
+
+
+def bert_answer(ctx: Context, activity: str, key: str) -> dict | None:
+    """BERT's own answer to an item: NSP's P(IsNext) and label, or the mask-fill distribution."""
+    if activity not in ("nsp", "bert"):
+        return None
+    models = ctx.registry.get(ctx.model)
+    cache_key = (models.id, activity, key, repr(ctx.payload(activity, key)) if activity == "bert" else "")
+    if cache_key not in _bert_cache:
+        model = ctx.registry.bert(ctx.model)
+        p = ctx.payload(activity, key)
+        if activity == "nsp":
+            a_ids, b_ids, _ = pair_ids(model, p["a"], p["b"])
+            prob = model.p_is_next(a_ids, b_ids)
+            out = {"answer": nsp_label(prob >= 0.5), "p_is_next": prob}
+        else:
+            ids, masks, originals, _ = masked_input(model.vocab, p["text"], p["positions"], model.context)
+            fills = model.fill(ids, masks, TOP_K, originals)
+            out = {"answer": "".join(f["predictions"][0]["char"] for f in fills),
+                   "masks": [{"predictions": f["predictions"], "truth": f["original"]} for f in fills]}
+        if len(_bert_cache) > 4096:
+            _bert_cache.clear()
+        _bert_cache[cache_key] = out
+    return _bert_cache[cache_key]
+
+
+def pool(ctx: Context, activity: str, key: str, answers: list[str], revealed: bool) -> dict:
+    """One item's pooled result: counts (per hidden character for Be the BERT), and once revealed
+    the truth, BERT's answer and the share of the class that was right."""
+    out: dict = {"activity": activity, "item": key, "answered": len(answers), "revealed": revealed}
+    if activity == "bert":
+        n = len(ctx.payload(activity, key)["positions"])
+        out["counts"] = [dict(Counter(a[j] for a in answers).most_common()) for j in range(n)]
+    else:
+        choices = content(ctx, activity, key)["choices"]
+        keys = [str(k) for k in range(len(choices))] if activity == "concept" else choices
+        counted = Counter(answers)
+        out["choices"] = choices
+        out["counts"] = {k: counted.get(k, 0) for k in keys}
+    right = truth(ctx, activity, key)
+    if revealed:
+        out["truth"] = right
+        out["bert"] = bert_answer(ctx, activity, key)
+        if right is not None:
+            out["class_correct"] = sum(a == right for a in answers) / len(answers) if answers else None
+    return out
+
+
+def majority(counts: dict[str, int]) -> str | None:
+    """The label most of the class chose for a line, or None on a tie or no votes."""
+    ranked = sorted(counts.items(), key=lambda kv: -kv[1])
+    if not ranked or ranked[0][1] == 0 or (len(ranked) > 1 and ranked[1][1] == ranked[0][1]):
+        return None
+    return ranked[0][0]

@@ -1,0 +1,123 @@
+"""The class-session database: the engine (SQLite in the data folder by default, or any
+PostgreSQL URL through psycopg 3), sessions for reading and for writing, and the versioned schema.
+
+SQLite, several workers on one file:
+- WAL journal: readers never wait for the writer, and the writer does not wait for readers;
+- busy_timeout: a writer waits up to BUSY_TIMEOUT_MS for another process's write to finish;
+- writes begin with BEGIN IMMEDIATE (`writing()`), taking the write lock up front, so that two
+  transactions that both read then write cannot deadlock (SQLite would fail one at once with
+  "database is locked" instead of waiting);
+- foreign keys on, so deleting a session deletes its participants and answers.
+
+Schema versions: `schema_version` holds one row. A new database gets today's tables and
+LATEST; an older one gets each step of MIGRATIONS after its version, in order, in one transaction
+(under a lock every worker takes: BEGIN IMMEDIATE on SQLite, an advisory lock on PostgreSQL), so
+an upgrade keeps every old session. A database newer than this code is refused, not touched."""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+from .models import Base
+
+BUSY_TIMEOUT_MS = 10_000
+LATEST = 1
+# version -> SQL statements that bring version-1 to it (each step written for both dialects)
+MIGRATIONS: dict[int, list[str]] = {}
+MIGRATION_LOCK = 20201  # PostgreSQL advisory lock id held while migrating
+
+
+class SchemaTooNew(RuntimeError):
+    pass
+
+
+def database_url(url: str | None, data_dir: Path) -> str:
+    """The URL to open: the given one (postgresql:// means psycopg 3), or a SQLite file in data_dir."""
+    if not url:
+        return f"sqlite:///{Path(data_dir).resolve() / 'classes.sqlite3'}"
+    parsed = make_url(url)
+    if parsed.drivername in ("postgresql", "postgres"):
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    if parsed.get_backend_name() not in ("sqlite", "postgresql"):
+        raise ValueError(f"database_url must be a sqlite:/// or postgresql:// URL, not {parsed.drivername}://")
+    return parsed.render_as_string(hide_password=False)
+
+
+def _sqlite_pragmas(dbapi_conn, _record) -> None:
+    dbapi_conn.isolation_level = None  # the driver's own BEGIN is off: `_sqlite_begin` emits ours
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    cur.execute("PRAGMA synchronous=NORMAL")  # with WAL: durable at checkpoints, never corrupt
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.close()
+
+
+def _sqlite_begin(conn) -> None:
+    conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("write") else "BEGIN")
+
+
+def make_engine(url: str) -> Engine:
+    if url.startswith("sqlite"):
+        path = make_url(url).database
+        if path and path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000},
+                               pool_size=8, max_overflow=32)
+        event.listen(engine, "connect", _sqlite_pragmas)
+        event.listen(engine, "begin", _sqlite_begin)
+        return engine
+    return create_engine(url, pool_size=8, max_overflow=32, pool_pre_ping=True)
+
+
+class Database:
+    """One per server process: the engine and its two session factories."""
+
+    def __init__(self, url: str):
+        self.url = url
+        self.engine = make_engine(url)
+        self.read = sessionmaker(self.engine, expire_on_commit=False)
+        self.write = sessionmaker(self.engine.execution_options(write=True), expire_on_commit=False)
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
+    @contextmanager
+    def reading(self) -> Iterator[Session]:
+        with self.read() as session:
+            yield session
+
+    @contextmanager
+    def writing(self) -> Iterator[Session]:
+        """A transaction that commits on success and rolls back on any error: nothing half-written."""
+        with self.write() as session, session.begin():
+            yield session
+
+    def migrate(self) -> int:
+        """Create or upgrade the schema; returns the version now in the database."""
+        with self.engine.execution_options(write=True).begin() as conn:
+            if self.dialect == "postgresql":
+                conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": MIGRATION_LOCK})
+            conn.execute(text("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"))
+            found = conn.execute(text("SELECT version FROM schema_version")).scalar()
+            if found is None:  # a new database: today's tables, stamped with today's version
+                Base.metadata.create_all(conn)
+                conn.execute(text("INSERT INTO schema_version (version) VALUES (:v)"), {"v": LATEST})
+                return LATEST
+            if found > LATEST:
+                raise SchemaTooNew(f"the class database is at schema version {found}, newer than this "
+                                   f"server's {LATEST}; upgrade the server (nothing was changed)")
+            for version in range(found + 1, LATEST + 1):
+                for statement in MIGRATIONS[version]:
+                    conn.execute(text(statement))
+            conn.execute(text("UPDATE schema_version SET version = :v"), {"v": LATEST})
+            return LATEST
+
+    def close(self) -> None:
+        self.engine.dispose()

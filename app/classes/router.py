@@ -1,0 +1,207 @@
+"""The class-session API (/api/sessions/...) and its two pages: /class (the instructor's dashboard
+and, with ?view=projector, the projector) and /join (students).
+
+Who may do what: the instructor (app/auth.py's dependency) creates, paces, removes nicknames,
+ends, exports and deletes; a student is whoever holds the session's participant cookie (set by
+join: HttpOnly, SameSite=Strict, only a hash of it is stored). State and results are readable
+with the code, but nicknames only by the instructor (or everyone once the leaderboard is on),
+and results of items the teacher has not revealed only by the instructor."""
+from __future__ import annotations
+
+import json
+from typing import Annotated, AsyncIterable
+
+from anyio import to_thread
+from fastapi import APIRouter, Path, Request, Response
+from fastapi.responses import HTMLResponse, PlainTextResponse
+from fastapi.sse import EventSourceResponse, ServerSentEvent
+
+from .. import auth, deps
+from ..errors import ApiError
+from ..schemas import ErrorBody
+from . import service, views
+from .addresses import STUDENTS_FLAG, base_urls, student_url
+from .codes import display_code, normalize_code
+from .schemas import (AnswerRequest, CreateSession, Created, JoinRequest, NewItem, Participant, Results,
+                      SessionState, StateChange)
+from .store import Classes
+
+router = APIRouter(tags=["class sessions"])
+CodePath = Annotated[str, Path(max_length=20, description="The join code (case, spaces and dashes ignored).")]
+Instructor = auth.InstructorDep
+COOKIE_PREFIX = "pp_class_"
+
+
+def errs(*statuses: int) -> dict:
+    """deps.errors plus 410 (an expired class session)."""
+    out = deps.errors(*(s for s in statuses if s != 410))
+    if 410 in statuses:
+        out[410] = {"model": ErrorBody, "description": "The class session has expired"}
+    return out
+
+
+def classes(request: Request) -> Classes:
+    return request.app.state.classes
+
+
+def cookie_name(code: str) -> str:
+    return COOKIE_PREFIX + normalize_code(code)
+
+
+def secret(request: Request, code: str) -> str | None:
+    return request.cookies.get(cookie_name(code))
+
+
+async def is_instructor(request: Request) -> bool:
+    """Does this request carry the instructor's credentials? (No answer is refused for lacking them.)"""
+    try:
+        await auth.require_instructor(request)
+        return True
+    except ApiError:
+        return False
+
+
+def _json(data: dict) -> str:
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+
+
+@router.post("/api/sessions", status_code=201, response_model=Created, responses=errs(401, 403, 404, 422))
+def create(req: CreateSession, request: Request, _: Instructor):
+    """Start a class session (instructor): answers with the join `code` and the address students open."""
+    c = classes(request)
+    row = service.create(c.db, request.app.state.registry, req, request.app.state.settings.class_expiry_hours)
+    return {"code": row.code, "display_code": display_code(row.code), "expires_at": row.expires_at.isoformat(),
+            "student_url": student_url(request.app.state.settings, row.code)}
+
+
+@router.get("/api/sessions", responses=errs(401, 403))
+def listing(request: Request, _: Instructor) -> dict:
+    """The live sessions (instructor), newest first, and where students can reach this server."""
+    settings = request.app.state.settings
+    return {"sessions": service.live(classes(request).db), "student_urls": base_urls(settings),
+            "reachable": bool(base_urls(settings)), "fix": None if base_urls(settings) else STUDENTS_FLAG}
+
+
+@router.post("/api/sessions/{code}/join", response_model=Participant, responses=errs(404, 409, 410, 422))
+def join(code: CodePath, req: JoinRequest, request: Request, response: Response):
+    """Join with a nickname (no account). Sets this session's participant cookie; the same browser
+    joining again gets its participant back."""
+    person, value = service.join(classes(request).db, code, req.nickname, secret(request, code))
+    hours = request.app.state.settings.class_expiry_hours
+    response.set_cookie(cookie_name(code), value, max_age=int(hours * 3600) + 3600, httponly=True,
+                        samesite="strict", secure=request.url.scheme == "https", path="/")
+    return {"id": person.id, "nickname": person.nickname}
+
+
+@router.post("/api/sessions/{code}/answers", status_code=201, responses=errs(403, 404, 409, 410, 422))
+def answer(code: CodePath, req: AnswerRequest, request: Request) -> dict:
+    """Answer the item the class is on (once: a second answer is 409)."""
+    return service.answer(classes(request).db, request.app.state.registry, code, secret(request, code), req)
+
+
+@router.get("/api/sessions/{code}", response_model=SessionState, response_model_exclude_none=True,
+            responses=errs(404, 410))
+async def get_state(code: CodePath, request: Request):
+    """Where the class is (page, item, locked, revealed), how many joined and answered; this
+    browser's participant; nicknames only for the instructor or with the leaderboard on."""
+    teacher = await is_instructor(request)
+    return await to_thread.run_sync(views.state, classes(request).db, request.app.state.registry, code,
+                                    secret(request, code), teacher)
+
+
+@router.put("/api/sessions/{code}/state", response_model=SessionState, response_model_exclude_none=True,
+            responses=errs(401, 403, 404, 410, 422))
+def put_state(code: CodePath, req: StateChange, request: Request, _: Instructor):
+    """Follow me (page, item), lock, reveal, leaderboard, end (instructor)."""
+    c, registry = classes(request), request.app.state.registry
+    service.change(c.db, registry, code, req)
+    return views.state(c.db, registry, code, None, True)
+
+
+@router.post("/api/sessions/{code}/items", status_code=201, responses=errs(401, 403, 404, 409, 410, 422))
+def add_item(code: CodePath, req: NewItem, request: Request, _: Instructor) -> dict:
+    """Add a Be-the-BERT sentence (text + positions to hide) or a line to label (instructor)."""
+    return service.add_item(classes(request).db, request.app.state.registry, code, req)
+
+
+@router.delete("/api/sessions/{code}/participants/{participant_id}", status_code=204,
+               responses=errs(401, 403, 404, 410))
+def remove(code: CodePath, participant_id: int, request: Request, _: Instructor):
+    """Remove a nickname (instructor): its answers leave the results; that browser may join again
+    under another nickname."""
+    service.remove(classes(request).db, code, participant_id)
+    return Response(status_code=204)
+
+
+@router.get("/api/sessions/{code}/results", response_model=Results, responses=errs(404, 410))
+async def results(code: CodePath, request: Request):
+    """Pooled counts per item (anonymous). Before the teacher reveals an item only the instructor sees it."""
+    teacher = await is_instructor(request)
+    return await to_thread.run_sync(views.results, classes(request).db, request.app.state.registry, code, teacher)
+
+
+@router.get("/api/sessions/{code}/events", response_class=EventSourceResponse, responses=errs(404, 410))
+async def events(code: CodePath, request: Request) -> AsyncIterable[ServerSentEvent]:
+    """Server-sent events. `state` (the state as GET /api/sessions/{code} gives it without this
+    browser's own fields) whenever the teacher changes it; for the instructor also on every new
+    answer or participant, with `results`. `gone` when the session ends its life (deleted, expired)."""
+    c, registry = classes(request), request.app.state.registry
+    teacher = await is_instructor(request)
+    norm = normalize_code(code)
+    await to_thread.run_sync(views.state, c.db, registry, norm, None, False)  # 404/410 before the stream opens
+    relevant = (lambda key: key) if teacher else (lambda key: key[0])
+    async for watch, key in c.hub.follow(norm, relevant):
+        if key is None:
+            yield ServerSentEvent(event="gone", raw_data=_json({"code": norm}))
+            return
+        try:
+            if teacher:
+                state = await to_thread.run_sync(views.state, c.db, registry, norm, None, True)
+                pooled = await to_thread.run_sync(views.results, c.db, registry, norm, True)
+                yield ServerSentEvent(event="state", raw_data=_json(state))
+                yield ServerSentEvent(event="results", raw_data=_json(pooled))
+            else:
+                if key[0] not in watch.cache:
+                    watch.cache[key[0]] = _json(await to_thread.run_sync(views.state, c.db, registry, norm, None,
+                                                                         False))
+                yield ServerSentEvent(event="state", raw_data=watch.cache[key[0]])
+        except ApiError:  # expired or deleted between the poll and the read
+            yield ServerSentEvent(event="gone", raw_data=_json({"code": norm}))
+            return
+
+
+@router.get("/api/sessions/{code}/export.csv", response_class=PlainTextResponse, responses=errs(401, 403, 404, 410))
+def export(code: CodePath, request: Request, _: Instructor):
+    """Every answer with its nickname (instructor), as CSV."""
+    text = views.export_csv(classes(request).db, code)
+    name = f"class-{normalize_code(code)}.csv"
+    return Response(text, media_type="text/csv; charset=utf-8",
+                    headers={"Content-Disposition": f'attachment; filename="{name}"'})
+
+
+@router.get("/api/sessions/{code}/labels.jsonl", response_class=PlainTextResponse,
+            responses=errs(401, 403, 404, 410))
+def label_task(code: CodePath, request: Request, _: Instructor):
+    """Label together's pooled labels as a fine-tune task file (instructor): JSON Lines
+    {"text", "label"}, one per line the class agreed on (the majority; a tie is left out)."""
+    text = views.label_task(classes(request).db, request.app.state.registry, code)
+    name = f"class-{normalize_code(code)}-labels.jsonl"
+    return Response(text, media_type="application/x-ndjson; charset=utf-8",
+                    headers={"Content-Disposition": f'attachment; filename="{name}"'})
+
+
+@router.delete("/api/sessions/{code}", status_code=204, responses=errs(401, 403, 404, 410))
+def delete(code: CodePath, request: Request, _: Instructor):
+    """Delete the session and everything its students sent (instructor)."""
+    service.delete_session(classes(request).db, code)
+    return Response(status_code=204)
+
+
+@router.api_route("/class", methods=["GET", "HEAD"], response_class=HTMLResponse, include_in_schema=False)
+def class_page(request: Request):
+    return deps.render(request, "class.html", "class", "Class session")
+
+
+@router.api_route("/join", methods=["GET", "HEAD"], response_class=HTMLResponse, include_in_schema=False)
+def join_page(request: Request):
+    return deps.render(request, "join.html", "join", "Join the class")

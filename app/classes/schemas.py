@@ -1,0 +1,106 @@
+"""Request and response bodies of the class-session API (strict: unknown fields and wrong JSON
+types answer 422 naming the field, as everywhere in the app)."""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..schemas import Strict
+
+Activity = Literal["nsp", "bert", "concept", "label"]
+Page = Literal["lobby", "nsp", "bert", "concept", "label", "end"]
+LabelName = Field(min_length=1, max_length=40)
+
+
+class CreateSession(Strict):
+    """Everything is optional: a bare `{}` makes a session with 10 NSP items and every concept question."""
+    nsp_count: int = Field(10, ge=0, le=100, description="How many NSP quiz items the class set holds.")
+    nsp_seed: int | None = Field(None, ge=0, le=2**31 - 1, description=(
+        "Which items: a seed picks them from the bank (omitted = the bank's first items)."))
+    concepts: list[str] | None = Field(None, max_length=100, description=(
+        "Concept-check question ids, in order (omitted = all of app/concepts.json)."))
+    labels: list[str] = Field([], max_length=10, description="Label together: the label names (2-10).")
+    lines: list[str] = Field([], max_length=200, description="Label together: the lines to label.")
+    hours: float | None = Field(None, gt=0, le=24 * 14, description=(
+        "Hours until the session and its answers expire (omitted = the server's --class-expiry-hours)."))
+
+
+class JoinRequest(Strict):
+    nickname: str = Field(max_length=10_000, description="1-24 characters of plain text, unique in the session.")
+
+
+class AnswerRequest(Strict):
+    activity: Activity
+    item: str = Field(min_length=1, max_length=64, description="The item's id (as in the session state).")
+    answer: str = Field(min_length=1, max_length=64, description=(
+        "nsp: IsNext or NotNext; concept: the choice's index; label: a label name; "
+        "bert: one character per hidden character, in order."))
+
+
+class StateChange(Strict):
+    """Follow-me and pacing; only the fields given change. A new page or item unlocks and hides."""
+    page: Page | None = None
+    item: str | None = Field(None, min_length=1, max_length=64)
+    locked: bool | None = None
+    revealed: bool | None = Field(None, description="Show the truth and the pooled answers (also locks).")
+    leaderboard: bool | None = Field(None, description="Show nicknames with scores to everyone.")
+    ended: bool | None = Field(None, description="End the session: no more joins or answers.")
+
+
+class NewItem(Strict):
+    activity: Literal["bert", "label"]
+    text: str = Field(min_length=1, max_length=500)
+    positions: list[int] = Field([], max_length=10, description=(
+        "bert: the 0-based positions of the characters to hide (1-10 of them)."))
+
+
+class Participant(BaseModel):
+    id: int
+    nickname: str
+
+
+class Current(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    activity: str
+    item: str
+    number: int
+    of: int
+    content: dict
+    your_answer: str | None = None
+    truth: str | None = None
+
+
+class SessionState(BaseModel):
+    code: str = Field(description="The join code as stored (6 characters); `display_code` adds the dash.")
+    display_code: str
+    page: Page
+    page_name: str
+    item: str | None
+    locked: bool
+    revealed: bool
+    leaderboard: bool
+    ended: bool
+    expires_at: str
+    version: int = Field(description="Changes whenever the state changes.")
+    joined: int = Field(description="How many students are in the session.")
+    answered: int = Field(description="How many answered the current item.")
+    me: Participant | None = Field(None, description="The participant this browser joined as.")
+    current: Current | None = None
+    participants: list[dict] | None = Field(None, description=(
+        "Instructor (or leaderboard on): who joined, with whether each answered the current item."))
+    items: dict[str, list[dict]] | None = Field(None, description="Instructor: every activity's items.")
+    leaders: list[dict] | None = Field(None, description="With the leaderboard on: the top scores.")
+
+
+class Created(BaseModel):
+    code: str
+    display_code: str
+    expires_at: str
+    student_url: str | None = Field(description="The address students open (null: students cannot reach this server).")
+
+
+class Results(BaseModel):
+    code: str
+    items: list[dict] = Field(description="Per item: counts of each answer, and once revealed the truth and BERT's.")
+    summary: dict = Field(description="nsp: the class's accuracy and BERT's on the revealed items.")

@@ -1,0 +1,268 @@
+"""Class sessions, as functions over the database: create, join, answer, pace, pool, export,
+delete. Routers (app/classes/router.py) call these; nothing here knows HTTP beyond ApiError.
+
+Every write is one transaction (Database.writing): a failure anywhere leaves nothing half-written.
+Every read and write names its session by code, and every query is filtered by that session's
+id, so one session's data is never read through another's code."""
+from __future__ import annotations
+
+import hashlib
+import random
+import secrets
+from datetime import datetime, timedelta, timezone
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from ..errors import ApiError
+from ..registry import Registry
+from ..routers.concepts import bank as concept_bank
+from ..routers.nsp import quiz_bank
+from . import activities
+from .codes import clean_nickname, display_code, new_code, normalize_code
+from .db import Database
+from .models import Answer, ClassSession, Item, Participant
+from .schemas import AnswerRequest, CreateSession, NewItem, StateChange
+
+MAX_PARTICIPANTS = 1000
+MAX_ITEMS = 200  # stored items (Be-the-BERT sentences, lines to label) per session
+LEADERS = 10
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def aware(t: datetime) -> datetime:
+    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)  # SQLite hands back naive UTC
+
+
+def secret_hash(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def find(s: Session, code: str, *, lock: bool = False) -> ClassSession:
+    """The live session with this code: 404 (unknown) or 410 (expired) naming `code`."""
+    query = select(ClassSession).where(ClassSession.code == normalize_code(code))
+    row = s.scalars(query.with_for_update() if lock else query).first()
+    if row is None:
+        raise ApiError("no class session has this code (check the code on the projector)", "code", status=404)
+    if aware(row.expires_at) <= utcnow():
+        raise ApiError("this class session has expired", "code", status=410)
+    return row
+
+
+def context(s: Session, row: ClassSession, registry: Registry) -> activities.Context:
+    items = s.scalars(select(Item).where(Item.session_id == row.id).order_by(Item.id))
+    return activities.Context(registry, row.model, dict(row.plan or {}),
+                              {(i.activity, i.key): i.payload for i in items})
+
+
+def me(s: Session, row: ClassSession, secret: str | None) -> Participant | None:
+    if not secret:
+        return None
+    return s.scalars(select(Participant).where(Participant.session_id == row.id,
+                                               Participant.secret_hash == secret_hash(secret),
+                                               Participant.removed.is_(False))).first()
+
+
+# --- creating and joining -------------------------------------------------------------------
+
+def plan_for(req: CreateSession, registry: Registry) -> dict:
+    bank = quiz_bank(registry.get(req.model)) if req.nsp_count else []
+    ids = [it["id"] for it in bank]
+    count = min(req.nsp_count, len(ids))
+    nsp = random.Random(req.nsp_seed).sample(ids, count) if req.nsp_seed is not None else ids[:count]
+    known = [q["id"] for q in concept_bank()]
+    concepts = known if req.concepts is None else req.concepts
+    for cid in concepts:
+        if cid not in known:
+            raise ApiError(f"concepts lists {cid[:40]!r}, which is not a question of the concept check", "concepts")
+    labels = [" ".join(x.split()) for x in req.labels]
+    if req.lines and len(labels) < 2:
+        raise ApiError("labels must name at least 2 labels when lines are given", "labels")
+    if any(not x or len(x) > 40 for x in labels) or len(set(labels)) != len(labels):
+        raise ApiError("labels must be distinct, 1-40 characters each", "labels")
+    if any(not line.strip() or len(line) > 500 for line in req.lines):
+        raise ApiError("each of lines must be 1-500 characters of text", "lines")
+    return {"nsp": nsp, "concept": list(dict.fromkeys(concepts)), "labels": labels, "revealed": []}
+
+
+def create(db: Database, registry: Registry, req: CreateSession, default_hours: float) -> ClassSession:
+    plan = plan_for(req, registry)
+    now = utcnow()
+    for _ in range(20):  # a code already in use: draw another
+        try:
+            with db.writing() as s:
+                s.execute(delete(ClassSession).where(ClassSession.expires_at < now))  # expired sessions go
+                row = ClassSession(code=new_code(), created_at=now, model=req.model, plan=plan,
+                                   expires_at=now + timedelta(hours=req.hours or default_hours))
+                s.add(row)
+                s.flush()
+                for k, line in enumerate(req.lines):
+                    s.add(Item(session_id=row.id, activity="label", key=f"l{k + 1}", payload={"text": line.strip()}))
+            return row
+        except IntegrityError:
+            continue
+    raise ApiError("could not draw a free join code; try again", None, status=503)
+
+
+def join(db: Database, code: str, nickname: str, secret: str | None) -> tuple[Participant, str]:
+    """(the participant, its cookie secret). The same browser (its cookie) gets its participant back."""
+    name, key = clean_nickname(nickname)
+    try:
+        with db.writing() as s:
+            row = find(s, code)
+            if row.ended_at is not None:
+                raise ApiError("this class session has ended", "code", status=409)
+            found = me(s, row, secret)
+            if found is not None:
+                return found, secret
+            joined = s.scalar(select(func.count()).select_from(Participant).where(Participant.session_id == row.id))
+            if joined >= MAX_PARTICIPANTS:
+                raise ApiError(f"this class session is full ({MAX_PARTICIPANTS} students)", "code", status=409)
+            secret = secrets.token_urlsafe(24)
+            person = Participant(session_id=row.id, nickname=name, nickname_key=key, secret_hash=secret_hash(secret),
+                                 joined_at=utcnow())
+            s.add(person)
+            s.flush()
+            return person, secret
+    except IntegrityError:
+        raise ApiError("nickname is already taken in this class; pick another", "nickname", status=409) from None
+
+
+def add_item(db: Database, registry: Registry, code: str, req: NewItem) -> dict:
+    with db.writing() as s:
+        row = find(s, code)
+        ctx = context(s, row, registry)
+        if len(ctx.stored) >= MAX_ITEMS:
+            raise ApiError(f"a session holds at most {MAX_ITEMS} items", "activity", status=409)
+        payload = {"text": req.text}
+        if req.activity == "bert":
+            positions = sorted(set(req.positions))
+            if not positions:
+                raise ApiError("positions must list the characters to hide (1-10 of them)", "positions")
+            if positions[0] < 0 or positions[-1] >= len(req.text):
+                raise ApiError(f"positions must lie within the text (0-{len(req.text) - 1})", "positions")
+            if any(req.text[p].isspace() for p in positions):
+                raise ApiError("positions must not hide a space or line break", "positions")
+            payload["positions"] = positions
+        elif not ctx.plan.get("labels"):
+            raise ApiError("this session has no labels: give labels when you start it", "activity", status=409)
+        key = f"{req.activity[0]}{len(ctx.keys(req.activity)) + 1}"
+        s.add(Item(session_id=row.id, activity=req.activity, key=key, payload=payload))
+        if req.activity == "bert":  # BERT must be able to read it: checked now, not when the class answers
+            ctx.stored[("bert", key)] = payload
+            activities.bert_answer(ctx, "bert", key)
+        row.version += 1
+        return {"activity": req.activity, "item": key}
+
+
+# --- answering ------------------------------------------------------------------------------
+
+def answer(db: Database, registry: Registry, code: str, secret: str | None, req: AnswerRequest) -> dict:
+    try:
+        with db.writing() as s:
+            row = find(s, code)
+            if row.ended_at is not None:
+                raise ApiError("this class session has ended", "code", status=409)
+            person = me(s, row, secret)
+            if person is None:
+                raise ApiError("join the class first (this browser has not joined this session, or was removed)",
+                               "participant", status=403)
+            ctx = context(s, row, registry)
+            ctx.payload(req.activity, req.item)  # 404 naming item
+            if req.activity != row.page:
+                raise ApiError(f"the class is not on {activities.NAMES[req.activity]} now", "activity", status=409)
+            if req.activity != "label" and req.item != row.item:
+                raise ApiError("this item is not the one the class is on", "item", status=409)
+            if row.locked or row.revealed:
+                raise ApiError("answers to this item are locked", "item", status=409)
+            value = activities.check_answer(ctx, req.activity, req.item, req.answer)
+            s.add(Answer(session_id=row.id, participant_id=person.id, activity=req.activity, item=req.item,
+                         answer=value, created_at=utcnow()))
+            s.flush()
+            return {"activity": req.activity, "item": req.item, "answer": value}
+    except IntegrityError:
+        raise ApiError("you already answered this item", "item", status=409) from None
+
+
+# --- pacing ---------------------------------------------------------------------------------
+
+def change(db: Database, registry: Registry, code: str, req: StateChange) -> None:
+    with db.writing() as s:
+        row = find(s, code, lock=True)
+        ctx = context(s, row, registry)
+        page = req.page or row.page
+        item = req.item if req.item is not None else (row.item if page == row.page else None)
+        if page in activities.ACTIVITIES:
+            keys = ctx.keys(page)
+            if item is None and keys:
+                item = keys[0]
+            if item is not None and item not in keys:
+                raise ApiError(f"{activities.NAMES[page]} has no item {item[:64]!r} in this session", "item", status=404)
+        else:
+            item = None
+        if (page, item) != (row.page, row.item):
+            row.page, row.item, row.locked, row.revealed = page, item, False, False
+        if req.locked is not None:
+            row.locked = req.locked
+        if req.revealed is not None:
+            row.revealed = req.revealed
+            if req.revealed:
+                row.locked = True
+                if row.item:
+                    done = f"{row.page}:{row.item}"
+                    row.plan = {**row.plan, "revealed": [*row.plan.get("revealed", []), done]} \
+                        if done not in row.plan.get("revealed", []) else row.plan
+        if req.leaderboard is not None:
+            row.leaderboard = req.leaderboard
+        if req.ended is not None:
+            row.ended_at = utcnow() if req.ended else None
+            if req.ended:
+                row.page, row.item = "end", None
+        row.version += 1
+
+
+def remove(db: Database, code: str, participant_id: int) -> None:
+    with db.writing() as s:
+        row = find(s, code)
+        person = s.scalars(select(Participant).where(Participant.session_id == row.id,
+                                                     Participant.id == participant_id)).first()
+        if person is None:
+            raise ApiError("this session has no such participant", "participant_id", status=404)
+        person.removed = True
+        row.version += 1
+
+
+def delete_session(db: Database, code: str) -> None:
+    with db.writing() as s:
+        row = find(s, code)
+        s.execute(delete(Answer).where(Answer.session_id == row.id))
+        s.execute(delete(Item).where(Item.session_id == row.id))
+        s.execute(delete(Participant).where(Participant.session_id == row.id))
+        s.delete(row)
+
+
+def watch_key(db: Database, code: str) -> tuple[int, int, int] | None:
+    """(state version, answers, participants): what a watcher polls; None once the session is gone."""
+    with db.reading() as s:
+        row = s.execute(select(ClassSession.id, ClassSession.version, ClassSession.expires_at)
+                        .where(ClassSession.code == code)).first()
+        if row is None or aware(row.expires_at) <= utcnow():
+            return None
+        answers = s.scalar(select(func.count()).select_from(Answer).where(Answer.session_id == row.id))
+        people = s.scalar(select(func.count()).select_from(Participant).where(Participant.session_id == row.id))
+        return row.version, answers, people
+
+
+def live(db: Database) -> list[dict]:
+    """Sessions not yet expired, newest first, with how many joined."""
+    with db.reading() as s:
+        joined = (select(func.count()).select_from(Participant)
+                  .where(Participant.session_id == ClassSession.id).scalar_subquery())
+        rows = s.execute(select(ClassSession, joined).where(ClassSession.expires_at > utcnow())
+                         .order_by(ClassSession.id.desc()).limit(50))
+        return [{"code": r.code, "display_code": display_code(r.code), "created_at": aware(r.created_at).isoformat(),
+                 "ended": r.ended_at is not None, "page": r.page, "joined": n} for r, n in rows]
