@@ -219,7 +219,8 @@ function render(detail) {
     $("#ft-gpt-result").textContent = g !== null
       ? `GPT's held-out accuracy: ${pct(g)}` + (gw.chance ? ` (chance: ${pct(gw.chance)})` : "") +
         (gw.model ? ` · model ${gw.model}` : "")
-      : (gw.reason || gw.message || "not measured for this task");
+      : "not measured: " + (gw.why || gw.reason || gw.message || "no answer for this task");
+    if (gw.method) $("#ft-gpt-result").textContent += " · how: " + gw.method;
   }
   const ready = (detail.classifiers || []).filter((c) => c.model);
   $("#ft-classify").disabled = !ready.length;
