@@ -149,13 +149,17 @@ function gapSentence(detail, numbers, keys) {
   if (!both.length || detail.by === "step") { p.textContent = ""; return; }
   const k = both.includes("32") ? "32" : both[0];
   const full = numbers.full[k].mean, scratch = numbers.scratch[k].mean;
-  const gap = 100 * (full - scratch);
+  // the trainer's paired difference (full minus scratch, seed by seed) once the summary is in
+  const diff = detail.summary && detail.difference && detail.difference.by_size ? detail.difference.by_size[k] : null;
+  const gap = 100 * (diff ? diff.mean : full - scratch);
+  const range = diff && diff.lo !== null && diff.lo !== undefined
+    ? ` (95 % interval of the difference, seed by seed: ${(100 * diff.lo).toFixed(1)} to ${(100 * diff.hi).toFixed(1)} points)` : "";
   const what = k === "all" ? "all the labelled examples" : `${k} labelled examples`;
   p.textContent = gap > 0
     ? `With ${what}, the pretrained model scores ${pct(full)} on held-out examples and the same model from scratch ` +
-      `${pct(scratch)}: the gap of ${gap.toFixed(1)} points is the pretraining advantage.`
+      `${pct(scratch)}: the gap of ${gap.toFixed(1)} points${range} is the pretraining advantage.`
     : `With ${what}, the pretrained model scores ${pct(full)} and the model from scratch ${pct(scratch)}: ` +
-      `here pretraining bought no advantage (${gap.toFixed(1)} points).`;
+      `here pretraining bought no advantage (${gap.toFixed(1)} points${range}).`;
 }
 
 async function renderOverTime(detail, numbers, keys) {
@@ -194,6 +198,7 @@ function render(detail) {
     ? `${detail.done} of ${total} fine-tunes done · ${start.kind === "token" ? "per-character" : "whole-text"} task, ` +
       `labels ${(start.labels || []).join(", ")} · ${start.n_train} training and ${start.n_test} held-out examples`
     : "starting…";
+  $("#ft-how").textContent = start.how || "";
   const active = detail.status === "queued" || detail.status === "running";
   $("#ft-cancel").hidden = !(view.instructor && active);
   $("#ft-delete").hidden = !(view.instructor && !active);
