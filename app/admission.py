@@ -19,9 +19,11 @@ model work that fills every slot for a minute while the rest of the class gets 5
 slots, app/tasks/gpt.py makes a generation take its turns at the model a chunk of characters at a
 time, so that neither kind starves the other.
 
-Only inference counts: POST /api/* and the generation stream (GET). Health, model cards, quiz
-items, class sessions (/api/sessions: database work, no model run), pages, static files and
-other GET streams (a training run's events) are never refused.
+Only inference counts: POST /api/* and the generation stream (GET), except the APIs that run no
+model: training runs and fine-tune jobs (/api/runs, /api/finetunes: starting, cancelling; their token
+checks answer at once and must never hold a model slot, or a token guesser would lock the class
+out) and class sessions (/api/sessions: database work). Health, model cards, quiz items, pages,
+static files and other GET streams (a training run's events) are never refused.
 There is deliberately no per-IP limit: a whole class shares one address behind the school's NAT.
 The count is per server process (per worker).
 """
@@ -34,14 +36,14 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from .errors import send_error
 
 STREAM_PATH = "/api/generate/stream"
-CLASS_PATH = "/api/sessions"
 GENERATION_PATHS = frozenset({"/api/generate", STREAM_PATH})
+NO_MODEL_WORK = ("/api/runs", "/api/finetunes", "/api/sessions")  # POSTs that run no model
 
 
 def is_inference(scope: Scope) -> bool:
     """Requests that run a model: every POST under /api/, and the streamed generation by GET."""
     path = scope.get("path", "")
-    if not path.startswith("/api/") or path.startswith(CLASS_PATH):  # class answers run no model
+    if not path.startswith("/api/") or path.startswith(NO_MODEL_WORK):
         return False
     return scope.get("method") == "POST" or path == STREAM_PATH
 

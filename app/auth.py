@@ -1,4 +1,4 @@
-"""The instructor token: who may start, cancel and delete training runs.
+"""The instructor: who may start, cancel and delete training runs.
 
 - The token comes from --instructor-token / PLAYGROUND_INSTRUCTOR_TOKEN; when unset, `python -m app`
   makes a random one at startup and prints it once with a login URL (as Jupyter does), and hands
@@ -6,20 +6,27 @@
 - API clients send `Authorization: Bearer <token>`.
 - Browsers log in once: the login URL carries the token in its #fragment (never sent to the server,
   never in its logs); /login's script drops it from the address bar and POSTs it to /login, which
-  answers with an HttpOnly, SameSite=Strict session cookie and a redirect to /train. The cookie
-  holds an HMAC of the token, not the token, and is accepted for state-changing requests only
-  when the browser says they come from this site (Origin / Sec-Fetch-Site): cross-site request
-  forgery needs both the cookie and a same-site origin.
-- Comparisons are constant time; every wrong token makes the next answers slower (up to
-  MAX_DELAY_S) so guessing is slow. Without a token: 401; with a wrong one: 403.
+  answers with an HttpOnly, SameSite=Strict session cookie and a redirect to /train. Each login
+  gets its own random session value; the server keeps only a keyed hash of it (DATA_DIR/sessions.json,
+  shared by the workers), so logout revokes that login alone, and a new token revokes them all.
+  The cookie is accepted for state-changing requests (and logout) only when the browser says they
+  come from this site (Sec-Fetch-Site / Origin): cross-site forgery needs both.
+- Guessing is capped per unit of time for the whole process, not per connection: a token bucket
+  lets GUESS_BURST wrong answers through, then one per GUESS_EVERY_S; while it is empty, token
+  checks answer 429 at once (with Retry-After) without comparing. A wrong token never waits
+  inside the server, and these requests hold no model slot (app/admission.py), so a guesser
+  cannot lock the class out. A logged-in browser's session keeps working during a flood.
 """
 from __future__ import annotations
 
-import asyncio
+import fcntl
 import hashlib
 import hmac
+import json
+import os
 import secrets
 import time
+from pathlib import Path
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -27,16 +34,13 @@ from fastapi import Depends, Request
 from .errors import ApiError
 
 COOKIE = "pp_instructor"
-MAX_DELAY_S = 5.0
-FAIL_WINDOW_S = 300.0
+GUESS_BURST = 10  # wrong answers allowed at once
+GUESS_EVERY_S = 6.0  # then one per this many seconds (10 a minute, for the whole server process)
+SESSION_TTL_S = 12 * 3600  # a school day
 
 
 def new_token() -> str:
     return secrets.token_urlsafe(24)
-
-
-def session_value(token: str) -> str:
-    return hmac.new(token.encode(), b"pretraining-playground instructor session", hashlib.sha256).hexdigest()
 
 
 def same(a: str, b: str) -> bool:
@@ -44,17 +48,81 @@ def same(a: str, b: str) -> bool:
 
 
 class Throttle:
-    """Wrong guesses in the last FAIL_WINDOW_S seconds (per process): each adds delay to the next
-    failed answer, 0.25 s doubling up to MAX_DELAY_S. Not per address: a class shares one NAT."""
+    """A token bucket of wrong guesses, shared by every connection of this process."""
 
-    def __init__(self):
-        self.failures: list[float] = []
+    def __init__(self, burst: int = GUESS_BURST, every_s: float = GUESS_EVERY_S):
+        self.burst, self.every_s = burst, every_s
+        self.tokens, self.t = float(burst), time.monotonic()
 
-    def delay(self) -> float:
+    def _refill(self) -> None:
         now = time.monotonic()
-        self.failures = [t for t in self.failures if now - t < FAIL_WINDOW_S][-50:]
-        self.failures.append(now)
-        return min(MAX_DELAY_S, 0.25 * 2 ** (len(self.failures) - 1))
+        self.tokens = min(self.burst, self.tokens + (now - self.t) / self.every_s)
+        self.t = now
+
+    def wait_s(self) -> float:
+        """0 when a guess may be checked now, else the seconds until one may."""
+        self._refill()
+        return 0.0 if self.tokens >= 1 else (1 - self.tokens) * self.every_s
+
+    def spend(self) -> None:
+        self._refill()
+        self.tokens = max(0.0, self.tokens - 1)
+
+
+class Sessions:
+    """Logged-in browsers: keyed hashes of their session values with an expiry, in a JSON file
+    every worker reads (re-read when it changes). Without a writable data folder: this process only."""
+
+    def __init__(self, folder: Path, token: str):
+        self.path, self.key = Path(folder) / "sessions.json", token.encode()
+        self.memory: dict[str, float] = {}
+        self.seen: tuple | None = None
+
+    def _hash(self, value: str) -> str:
+        return hmac.new(self.key, value.encode(), hashlib.sha256).hexdigest()
+
+    def _load(self) -> dict[str, float]:
+        try:
+            st = self.path.stat()
+        except OSError:
+            return self.memory
+        if self.seen != (st.st_mtime_ns, st.st_size):
+            try:
+                self.memory = {k: float(v) for k, v in json.loads(self.path.read_text()).items()}
+                self.seen = (st.st_mtime_ns, st.st_size)
+            except (OSError, ValueError, AttributeError):
+                pass
+        return self.memory
+
+    def _change(self, key: str, expires: float | None) -> None:
+        now = time.time()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.path.with_suffix(".lock"), "a") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                self.seen = None
+                sessions = {k: v for k, v in self._load().items() if v > now}
+                sessions.pop(key, None) if expires is None else sessions.__setitem__(key, expires)
+                tmp = self.path.with_name(f".sessions.{os.getpid()}.tmp")
+                try:
+                    tmp.write_text(json.dumps(sessions))
+                    tmp.replace(self.path)
+                finally:
+                    tmp.unlink(missing_ok=True)
+                self.memory = sessions
+        except OSError:  # no writable data folder: this process remembers it
+            self.memory.pop(key, None) if expires is None else self.memory.__setitem__(key, expires)
+
+    def new(self) -> str:
+        value = secrets.token_urlsafe(32)
+        self._change(self._hash(value), time.time() + SESSION_TTL_S)
+        return value
+
+    def valid(self, value: str) -> bool:
+        return self._load().get(self._hash(value), 0) > time.time()
+
+    def revoke(self, value: str) -> None:
+        self._change(self._hash(value), None)
 
 
 def settings_token(request: Request) -> str | None:
@@ -66,6 +134,13 @@ def throttle(request: Request) -> Throttle:
     if getattr(state, "auth_throttle", None) is None:
         state.auth_throttle = Throttle()
     return state.auth_throttle
+
+
+def sessions(request: Request) -> Sessions:
+    state, token = request.app.state, settings_token(request) or ""
+    if getattr(state, "sessions", None) is None or state.sessions.key != token.encode():
+        state.sessions = Sessions(state.settings.data_dir, token)
+    return state.sessions
 
 
 def same_site(request: Request) -> bool:
@@ -81,16 +156,25 @@ def same_site(request: Request) -> bool:
     return origin != "null" and origin.split("://", 1)[-1] == request.headers.get("host", "")
 
 
-async def fail(request: Request, status: int, detail: str):
-    await asyncio.sleep(throttle(request).delay())
-    raise ApiError(detail, "token", status=status)
+def check_guess(request: Request, ok, status: int, detail: str) -> None:
+    """Run the check `ok()` unless the guess budget is spent (then 429 at once, nothing compared);
+    a wrong answer spends one guess and is refused at once. No await inside: concurrent requests
+    cannot all pass the budget check before one of them spends it."""
+    t = throttle(request)
+    wait = t.wait_s()
+    if wait > 0:
+        retry = max(1, round(wait))
+        raise ApiError(f"too many wrong instructor tokens lately; try again in {retry} s", "token", status=429,
+                       headers={"Retry-After": str(retry)})
+    if not ok():
+        t.spend()
+        raise ApiError(detail, "token", status=status)
 
 
 def is_instructor(request: Request) -> bool:
-    """For pages: does this browser hold a valid session cookie? (No throttling: no guess made.)"""
-    token = settings_token(request)
+    """For pages: does this browser hold a valid session cookie? (No guess counted.)"""
     cookie = request.cookies.get(COOKIE)
-    return bool(token and cookie and same(cookie, session_value(token)))
+    return bool(settings_token(request) and cookie and sessions(request).valid(cookie))
 
 
 async def require_instructor(request: Request) -> None:
@@ -99,18 +183,18 @@ async def require_instructor(request: Request) -> None:
     if header:
         scheme, _, given = header.partition(" ")
         if scheme.lower() != "bearer" or not given.strip():
-            await fail(request, 401, "send the instructor token as 'Authorization: Bearer <token>'")
-        if not same(given.strip(), token):
-            await fail(request, 403, "the instructor token is wrong")
+            raise ApiError("send the instructor token as 'Authorization: Bearer <token>'", "token", status=401)
+        check_guess(request, lambda: same(given.strip(), token), 403, "the instructor token is wrong")
         return
     cookie = request.cookies.get(COOKIE)
     if cookie is None:
         raise ApiError("only the instructor may do this: log in at /login or send 'Authorization: Bearer <token>'",
                        "token", status=401)
-    if not same(cookie, session_value(token)):
-        await fail(request, 403, "the instructor session is not valid (the token changed?); log in again at /login")
     if not same_site(request):
         raise ApiError("instructor requests must come from this site's own pages", "token", status=403)
+    if not sessions(request).valid(cookie):
+        check_guess(request, lambda: False, 403,
+                    "the instructor session is not valid (logged out, expired, or the token changed); log in again at /login")
 
 
 InstructorDep = Annotated[None, Depends(require_instructor)]

@@ -49,8 +49,9 @@ def errors(*statuses: int) -> dict:
     text = {400: "Malformed JSON body", 401: "Instructor token missing", 403: "Instructor token wrong",
             404: "Not found (an unknown `model` names the parameter)", 409: "Conflict (e.g. the model set has no such model)",
             413: "Request body too large", 422: "Invalid parameter (the body names it)",
+            429: "Too many wrong instructor tokens lately (then with Retry-After)",
             503: "Model not loaded, or the server is busy (then with Retry-After; try again shortly)",
-            507: "Storage full (the cap on stored training runs is reached)"}
+            507: "Storage full (the cap on stored training runs is reached, or the disk is full)"}
     return {s: {"model": ErrorBody, "description": text[s]} for s in statuses}
 
 

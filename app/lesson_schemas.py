@@ -7,12 +7,11 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from .schemas import MAX_SEED, SEED_DOC, CharProb, Strict, UnknownChar
+from .schemas import (MAX_COMPARE_CHARS, MAX_DRAWS, MAX_LESSON_MASK_RATE, MAX_MEAN_SPAN, MAX_SEED, SEED_DOC, CharProb,
+                      Strict, UnknownChar)
 
-MAX_COMPARE_CHARS = 64  # every position is one BERT forward for the strip: keep it a sentence
 MAX_ATTENTION_CHARS = 48  # a grid a person can read
 MAX_PAD = 8
-MAX_DRAWS = 200
 
 
 # ---- GPT vs BERT on the same blank ----
@@ -95,8 +94,8 @@ SCHEME_DOC = ("char: each character selected with probability mask_rate (BERT's 
 class ObjectivesCorruptRequest(Strict):
     text: str = Field(min_length=1, max_length=10_000, description="Plain text (at most the BERT context minus 2).")
     scheme: Scheme = Field("char", description=SCHEME_DOC)
-    mask_rate: float = Field(0.15, gt=0, le=0.5, allow_inf_nan=False, description="Share of characters selected (0 < x <= 0.5).")
-    mean_span: float = Field(3.0, ge=1, le=8, allow_inf_nan=False, description="Mean span length (span scheme).")
+    mask_rate: float = Field(0.15, gt=0, le=MAX_LESSON_MASK_RATE, allow_inf_nan=False, description="Share of characters selected (0 < x <= 0.5).")
+    mean_span: float = Field(3.0, ge=1, le=MAX_MEAN_SPAN, allow_inf_nan=False, description="Mean span length (span scheme).")
     seed: int = Field(0, ge=0, le=MAX_SEED, description=SEED_DOC)
 
 
@@ -132,8 +131,8 @@ class ObjectivesCorruptResponse(BaseModel):
 
 class RecoveryRequest(Strict):
     scheme: Scheme = Field("char", description=SCHEME_DOC)
-    mask_rate: float = Field(0.15, gt=0, le=0.5, allow_inf_nan=False)
-    mean_span: float = Field(3.0, ge=1, le=8, allow_inf_nan=False)
+    mask_rate: float = Field(0.15, gt=0, le=MAX_LESSON_MASK_RATE, allow_inf_nan=False)
+    mean_span: float = Field(3.0, ge=1, le=MAX_MEAN_SPAN, allow_inf_nan=False)
     draws: int = Field(40, ge=1, le=MAX_DRAWS, description=f"Corruptions to run (1 to {MAX_DRAWS}), one held-out text each.")
     seed: int = Field(0, ge=0, le=MAX_SEED, description=SEED_DOC)
 

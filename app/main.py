@@ -27,8 +27,10 @@ from .hosts import HostAllowList
 from .middleware import BodySizeLimit
 from .finetunes.jobs import FinetuneManager
 from .registry import Registry
-from .routers import attention, compare, concepts, docs, finetunes, generation, mask_fill, meta, nsp, objectives, runs
+from .routers import (attention, compare, concepts, docs, electra, finetunes, generation, login, mask_fill, meta, nsp,
+                      objectives, runs)
 from .runs import RunManager
+from .runs.events import install_stop_hook
 from .runtime import Runtime, limit_malloc_arenas
 from .security import HEADERS, SecurityHeaders
 
@@ -63,6 +65,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.classes = await to_thread.run_sync(Classes.open, settings)
         await to_thread.run_sync(app.state.runs.startup)
         await to_thread.run_sync(app.state.finetunes.startup)
+        install_stop_hook(app.state.runs)  # SIGINT/SIGTERM end the run streams and the trainers at once
         scans = [asyncio.create_task(runs.rescan(m)) for m in (app.state.runs, app.state.finetunes)]  # other workers' sets
         limiter = to_thread.current_default_thread_limiter()
         if settings.thread_pool:
@@ -74,7 +77,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         yield
         for scan in scans:
             scan.cancel()
-        app.state.runs.kill_all()
+        await to_thread.run_sync(app.state.runs.kill_all)
         app.state.finetunes.kill_all()
         app.state.classes.close()
 
@@ -101,8 +104,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     if settings.static_dir.is_dir():  # without the applets' files /static/... is a plain 404
         app.mount("/static", StaticFiles(directory=str(settings.static_dir)), name="static")
     for router in (meta.router, mask_fill.router, generation.router, nsp.router, attention.router,
-                   compare.router, objectives.router, concepts.router, runs.router, finetunes.router, classes_router,
-                   docs.router):
+                   compare.router, objectives.router, electra.router, concepts.router, runs.router, login.router,
+                   finetunes.router, classes_router, docs.router):
         app.include_router(router)
     return app
 

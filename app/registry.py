@@ -23,15 +23,17 @@ from pathlib import Path
 
 import numpy as np
 
-from .contract import FAMILIES, FIRST_CHAR, PARTS, SET_ID_PATTERN, Vocab, check_classifier, check_graph, check_quiz
+from .contract import FAMILIES, FIRST_CHAR, OPTIONAL_PARTS, PARTS, SET_ID_PATTERN, Vocab, check_classifier, check_graph, check_quiz
 from .errors import ApiError
 from .runtime import Runtime
 from .tasks.bert import BERT
 from .tasks.classifier import Classifier
+from .tasks.electra import ELECTRA
 from .tasks.gpt import GPT
 
 log = logging.getLogger("app")
-NAMES = {"gpt": "GPT", "bert": "BERT", "classifier": "fine-tuned classifier"}
+NAMES = {"gpt": "GPT", "bert": "BERT", "electra": "ELECTRA discriminator", "classifier": "fine-tuned classifier"}
+TASKS = {"gpt": GPT, "bert": BERT, "electra": ELECTRA}  # family -> the task that serves its graph
 
 
 def slug(text: str) -> str:
@@ -96,6 +98,7 @@ class ModelSet:
         self.vocab: Vocab | None = None
         self.gpt: GPT | None = None
         self.bert: BERT | None = None
+        self.electra: ELECTRA | None = None  # optional: a set trained with replaced-token detection
         self.classifier: Classifier | None = None  # a fine-tune's set (app/finetunes/)
         self.cards: dict = {}
         self.quiz: list[dict] | None = None
@@ -118,7 +121,7 @@ class ModelSet:
         for fam in PARTS:
             files = [folder / f"{fam}.card.json", folder / f"{fam}.onnx"]
             missing = [f.name for f in files if not f.is_file()]
-            if len(missing) == 2 and (fam not in FAMILIES or meta.families and fam not in meta.families):
+            if len(missing) == 2 and (fam in OPTIONAL_PARTS or meta.families and fam not in meta.families):
                 continue  # a set trained without this family: a 409 says so, no problem
             if missing:
                 problem(f"{fam}: {' and '.join(missing)} missing")
@@ -136,7 +139,7 @@ class ModelSet:
                     task = Classifier(session, s.vocab, card, runtime.gate)
                 else:
                     check_graph(fam, session, card["config"], s.vocab.size)
-                    task = (GPT if fam == "gpt" else BERT)(session, s.vocab, card["config"], runtime.gate)
+                    task = TASKS[fam](session, s.vocab, card["config"], runtime.gate)
                 smoke_test(fam, task)
                 setattr(s, fam, task)
             except Exception as e:  # noqa: BLE001 - any broken file leaves that model unserved
@@ -173,6 +176,11 @@ def smoke_test(family: str, task) -> None:
         return
     for n in sorted({1, task.context}):
         ids = np.full(n, FIRST_CHAR, dtype=np.int64)
+        if family == "electra":
+            out = task.forward(ids.tolist())
+            if out.shape != (n,) or not np.isfinite(out).all():
+                raise ValueError(f"electra.onnx gave replaced_logits of shape {out.shape} at length {n}, expected ({n},)")
+            continue
         if family == "gpt":
             out, nsp = task.logits(ids), None
         else:
@@ -273,13 +281,14 @@ class Registry:
             return loaded
 
     def task(self, family: str, id: str | None = None):
-        """The set's GPT or BERT: 409 naming `model` when the set has none, 503 when it failed."""
+        """The set's model of this family (gpt, bert, electra, classifier): 409 naming `model` when
+        the set has none, 503 when it failed."""
         s = self.get(id)
         task = getattr(s, family)
         if task is not None:
             return task
         label = NAMES[family]
-        if family not in s.meta.families and (s.gpt or s.bert or s.classifier):
+        if family not in s.meta.families and any(getattr(s, f) for f in NAMES):
             raise ApiError(f"model set {s.id!r} has no {label} (it was trained without one); pick a set "
                            f"with a {label} in the model list", "model", status=409)
         raise ApiError(f"the {label} model of set {s.id!r} is not loaded on this server (see /api/health)",
@@ -290,6 +299,9 @@ class Registry:
 
     def bert(self, id: str | None = None) -> BERT:
         return self.task("bert", id)
+
+    def electra(self, id: str | None = None) -> ELECTRA:
+        return self.task("electra", id)
 
     def classifier(self, id: str | None = None) -> Classifier:
         return self.task("classifier", id)

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .contract import splitmix32, uniform  # noqa: F401  (the random stream is the contract's; re-exported)
+
 
 def softmax(x: np.ndarray) -> np.ndarray:
     """Softmax over the last axis in float64 (entropies and top-p sums need the precision)."""
@@ -86,26 +88,6 @@ def sampling_distribution(logits: np.ndarray, temperature: float, top_k: int, to
     final = np.where(kept, tempered, 0.0)
     final /= final.sum()
     return Distribution(raw=raw, tempered=tempered, final=final, kept=kept, greedy=greedy)
-
-
-_M32 = 0xFFFFFFFF
-
-
-def splitmix32(a: int) -> int:
-    """A 32-bit integer hash (the splitmix finaliser): consecutive inputs give unrelated outputs."""
-    a = (a + 0x9E3779B9) & _M32
-    t = a ^ (a >> 16)
-    t = (t * 0x21F0AAAD) & _M32
-    t ^= t >> 15
-    t = (t * 0x735A2D97) & _M32
-    return (t ^ (t >> 15)) & _M32
-
-
-def uniform(seed: int, index: int) -> float:
-    """The uniform number in [0, 1) that draws character `index` of a generation with `seed`.
-    Counter-based (a hash of seed and index, not a generator's state), so character i can be
-    drawn on its own, by any request, and come out the same."""
-    return splitmix32((splitmix32(seed & _M32) ^ index) & _M32) / 4294967296.0
 
 
 def draw(dist: Distribution, u: float) -> int:

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from .contract import SET_ID_PATTERN
+from .contract import PARTS, SET_ID_PATTERN
 
 MAX_PROMPT_CHARS = 10_000
 MAX_TEXT_CHARS = 10_000  # hard cap before the model's own context check
@@ -23,6 +23,10 @@ MAX_MASKS = 32
 MAX_TEMPERATURE = 5.0
 MAX_NEW_TOKENS = 1000
 MAX_SEED = 2**32 - 1
+MAX_COMPARE_CHARS = 64  # /api/compare: every position is one BERT forward for the strip: keep it a sentence
+MAX_DRAWS = 200  # /api/objectives/recovery
+MAX_LESSON_MASK_RATE = 0.5  # /api/objectives/*
+MAX_MEAN_SPAN = 8.0  # /api/objectives/*
 
 TEMPERATURE_DOC = (f"Softmax temperature, 0 to {MAX_TEMPERATURE:g}. 0 = greedy (always the most likely "
                    "character, no randomness); otherwise the logits are divided by it (<1 sharpens, >1 flattens).")
@@ -95,8 +99,11 @@ class SetHealth(BaseModel):
 
 
 class HealthResponse(BaseModel):
-    status: Literal["ok", "degraded"] = Field(description="'ok' (HTTP 200) when every loaded set passed every "
-                                                          "check; otherwise 'degraded' (HTTP 503).")
+    status: Literal["ok", "degraded"] = Field(description="'ok' when every loaded set passed every check and runs "
+                                                          "can be stored; otherwise 'degraded'. HTTP 503 only when the "
+                                                          "default set failed; other sets' problems answer 200.")
+    storage: str | None = Field(None, description="What stops training runs from being stored (a full disk, a "
+                                                  "data folder that is not writable), or null.")
     models: dict[str, bool] = Field(description="Which models of the default set are served, e.g. {'gpt': true, 'bert': true}.")
     sets: dict[str, SetHealth] = Field(description="Every loaded model set by id (sets not used yet are not loaded).")
 
@@ -115,6 +122,10 @@ class Limits(BaseModel):
     max_prompt_chars: int = MAX_PROMPT_CHARS
     max_new_tokens: int = MAX_NEW_TOKENS
     max_temperature: float = MAX_TEMPERATURE
+    max_compare_chars: int = MAX_COMPARE_CHARS
+    max_draws: int = MAX_DRAWS
+    max_lesson_mask_rate: float = MAX_LESSON_MASK_RATE
+    max_mean_span: float = MAX_MEAN_SPAN
 
 
 class ModelSetInfo(BaseModel):
@@ -125,7 +136,7 @@ class ModelSetInfo(BaseModel):
     kind: Literal["shipped", "extra", "run", "snapshot", "classifier"]
     run: str | None = Field(description="The training run it came from (runs and snapshots).")
     step: int | None = Field(description="Training step of a snapshot.")
-    families: list[Literal["gpt", "bert", "classifier"]]
+    families: list[Literal[PARTS]] = Field(description="What the set holds: " + ", ".join(PARTS) + ".")
     status: str = Field(description="ok, degraded, failed, or 'not loaded' (loaded on first use).")
     problems: list[str]
     cards: dict[str, dict[str, Any]]

@@ -11,7 +11,9 @@ After retraining or repackaging `models/`, run `python -m benchmarks.tables --wr
 - recovery: BERT's top-1 recovery per corruption, computed by the same function and on the same
   held-out text as `POST /api/objectives/recovery` (app.routers.objectives.recovery_figures);
 - models: architecture, training and held-out metrics, read from `models/*.card.json`;
-- inspection: how closely the attention inspection graphs agree, from `models/inspection.json`.
+- inspection: how closely the attention inspection graphs agree, from `models/inspection.json`;
+- masking: masked top-1 of BERTs trained per character, in spans and in whole words, each under
+  each corruption, from the stored measurement `benchmarks/masking_recovery.json` (training/recovery.py).
 """
 from __future__ import annotations
 
@@ -128,7 +130,20 @@ def render_inspection(models: Path = MODELS) -> str:
             f"PyTorch to {g['parity']['weights']:.1e} / {b['parity']['weights']:.1e} (`models/inspection.json`).")
 
 
-TABLES = {"recovery": render_recovery, "models": render_models, "inspection": render_inspection}
+# ---- masking: BERTs trained with each masking scheme, each scored under each ----
+MASKING_RESULTS = ROOT / "benchmarks" / "masking_recovery.json"
+
+
+def render_masking(models: Path = MODELS) -> str:
+    """The stored measurement (`python -m training recovery ... --save benchmarks/masking_recovery.json`),
+    printed by the same function as `python -m training recovery --load`."""
+    from training.recovery import render
+
+    return render(json.loads(MASKING_RESULTS.read_text(encoding="utf-8")))
+
+
+TABLES = {"recovery": render_recovery, "models": render_models, "inspection": render_inspection,
+          "masking": render_masking}
 
 
 # ---- README blocks ----

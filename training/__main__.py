@@ -8,6 +8,8 @@ from dataclasses import fields
 from pathlib import Path
 
 from .data import DEFAULT_CORPUS
+from .families import FAMILIES
+from .masking import SCHEMES
 from .presets import preset_names, with_preset
 from .train import TrainConfig, Trainer
 
@@ -15,7 +17,7 @@ from .train import TrainConfig, Trainer
 def add_train_args(p: argparse.ArgumentParser) -> None:
     # Defaults are None so that a preset (--preset, or --minutes without --steps) can tell the
     # flags the user gave, which win over it, from those left out (TrainConfig's defaults then).
-    p.add_argument("family", choices=["gpt", "bert"])
+    p.add_argument("family", choices=list(FAMILIES))
     p.add_argument("--corpus", default=str(DEFAULT_CORPUS), help="text file or folder of .txt files (default: shipped Shakespeare)")
     p.add_argument("--out", default=None, help="run folder (default runs/<family>)")
     for name in ("n_layer", "n_head", "n_embd", "n_ff", "context", "batch_size", "steps", "warmup", "eval_interval", "eval_batches", "seed", "threads"):
@@ -31,6 +33,8 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
                    help="bf16 = mixed precision matmuls (faster on CPUs with AVX512-BF16 or AMX)")
     p.add_argument("--compile", action="store_true", help="torch.compile the model (needs a C++ compiler; pays off on long runs)")
+    p.add_argument("--masking", choices=list(SCHEMES), default=None,
+                   help="BERT and ELECTRA: which characters are hidden: each on its own (char), spans, or whole words")
     p.add_argument("--no-nsp", action="store_true", help="BERT: MLM only (as RoBERTa)")
     p.add_argument("--resume", default=None, help="checkpoint to continue from (its settings win, but --steps/--minutes extend)")
 
@@ -60,7 +64,7 @@ def cmd_export(args) -> None:
 
 def cmd_package(args) -> None:
     from .package import package
-    print(json.dumps(package(args.gpt, args.bert, args.out), indent=1))
+    print(json.dumps(package(args.gpt or None, args.bert or None, args.out, electra_ckpt=args.electra), indent=1))
 
 
 def cmd_quiz(args) -> None:
@@ -75,7 +79,7 @@ def cmd_quiz(args) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m training", description="Pretrain, evaluate and export tiny char-level GPT and BERT.")
     sub = parser.add_subparsers(dest="command", required=True)
-    add_train_args(sub.add_parser("train", help="pretrain gpt or bert"))
+    add_train_args(sub.add_parser("train", help="pretrain one family: " + ", ".join(FAMILIES)))
     p = sub.add_parser("evaluate", help="held-out metrics of a checkpoint, printed as JSON")
     p.add_argument("checkpoint")
     p.add_argument("--text", default=None, help="held-out text file or folder (default: the corpus's held-out split)")
@@ -83,21 +87,29 @@ def main(argv: list[str] | None = None) -> None:
     p = sub.add_parser("export", help="write ONNX and check parity with PyTorch")
     p.add_argument("checkpoint")
     p.add_argument("--out", default="models")
-    p = sub.add_parser("package", help="export + evaluate both models and write cards and the NSP quiz to models/")
+    p = sub.add_parser("package", help="export + evaluate the models and write cards and the NSP quiz to models/ (--gpt '' leaves GPT out)")
     p.add_argument("--gpt", default="runs/gpt/ckpt.pt")
     p.add_argument("--bert", default="runs/bert/ckpt.pt")
+    p.add_argument("--electra", default=None, help="an ELECTRA checkpoint (its discriminator becomes electra.onnx)")
     p.add_argument("--out", default="models")
     p = sub.add_parser("quiz", help="rebuild the NSP quiz bank of a model set from bert.onnx and score BERT on it")
     p.add_argument("--models", default="models", help="model set folder (bert.onnx, vocab.json, bert.card.json)")
     p.add_argument("--corpus", default=None, help="the corpus BERT was trained on (default: the shipped one)")
     p.add_argument("--items", type=int, default=200)
     p.add_argument("--seed", type=int, default=7)
+    from .recovery import add_args as add_recovery_args
+
+    add_recovery_args(sub.add_parser("recovery", help="masked top-1 of BERTs trained with each masking, under each"))
     from .live import add_live_args
     add_live_args(sub.add_parser("live", help="train gpt and/or bert side by side, reporting JSON lines (the app's /train)"))
     args = parser.parse_args(argv)
     if args.command == "live":
         from .live import cli
         cli(sys.argv[2:] if argv is None else argv[1:])
+    if args.command == "recovery":
+        from .recovery import main as recovery_main
+
+        return recovery_main(args)
     {"train": cmd_train, "evaluate": cmd_evaluate, "export": cmd_export, "package": cmd_package,
      "quiz": cmd_quiz}[args.command](args)
 

@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .tokenizer import CLS, MASK, PAD, SEP, CharTokenizer
+from .masking import mask_tokens  # noqa: F401  (re-exported: BERT's corruption)
+from .tokenizer import CLS, PAD, SEP, CharTokenizer
 
 DEFAULT_CORPUS = Path(__file__).parent / "corpus" / "shakespeare"
 
@@ -85,20 +86,11 @@ class CLMBatches:
         window = self.data[idx]
         return window[:, :-1], window[:, 1:]
 
+    def get_state(self):
+        return self.gen.get_state()
 
-def mask_tokens(ids: torch.Tensor, vocab_size: int, first_char_id: int, gen: torch.Generator,
-                mask_rate: float = 0.15, p_mask: float = 0.8, p_random: float = 0.1):
-    """BERT's corruption. Returns (corrupted ids, labels) with labels = -100 where not selected."""
-    ordinary = ids >= first_char_id  # specials ([PAD] [CLS] [SEP] ...) are never selected
-    selected = (torch.rand(ids.shape, generator=gen) < mask_rate) & ordinary
-    labels = torch.where(selected, ids, torch.full_like(ids, -100))
-    r = torch.rand(ids.shape, generator=gen)
-    to_mask = selected & (r < p_mask)
-    to_random = selected & (r >= p_mask) & (r < p_mask + p_random)
-    random_chars = torch.randint(first_char_id, vocab_size, ids.shape, generator=gen)
-    corrupted = torch.where(to_mask, torch.full_like(ids, MASK), ids)
-    corrupted = torch.where(to_random, random_chars, corrupted)
-    return corrupted, labels
+    def set_state(self, state) -> None:
+        self.gen.set_state(state)
 
 
 class NSPPairs:
@@ -170,3 +162,9 @@ class NSPPairs:
             seg[i, len(a) + 2: len(row)] = 1
             labels[i] = 0 if is_next else 1
         return torch.from_numpy(ids), torch.from_numpy(seg), torch.from_numpy(labels)
+
+    def get_state(self):
+        return self.rng.bit_generator.state
+
+    def set_state(self, state) -> None:
+        self.rng.bit_generator.state = state

@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 
 from .data import Document, NSPPairs, encode_documents, load_corpus, read_documents, split_into_documents
-from .model import build_model
+from .families import build_model
 from .tokenizer import CharTokenizer
 
 
@@ -83,18 +83,20 @@ def _masked_accuracy(model, batches, unigram_rank: torch.Tensor | None = None) -
 
 
 def bert_eval_batches(tok: CharTokenizer, docs: list[Document], context: int, n_pairs: int = 2000,
-                      mask_rate: float = 0.15, seed: int = 2024, batch_size: int = 50):
-    """Fixed, balanced NSP pairs from held-out documents with one fixed 80/10/10 corruption."""
-    from .data import mask_tokens
+                      mask_rate: float = 0.15, seed: int = 2024, batch_size: int = 50, masking: str = "char"):
+    """Fixed, balanced NSP pairs from held-out documents with one fixed 80/10/10 corruption
+    (masking: which characters are selected, training/masking.py)."""
+    from .masking import mask_tokens, word_table
 
     if len(docs) < 2:
         docs = [part for d in docs for part in split_into_documents(d, 8)]
     pairs = NSPPairs(encode_documents(tok, docs), tok.stoi.get("\n"), context, seed)
     gen = torch.Generator().manual_seed(seed)
+    is_word = word_table(tok.itos)
     batches = []
     for _ in range(max(1, n_pairs // batch_size)):
         ids, seg, nsp_labels = pairs.sample(batch_size)
-        corrupted, labels = mask_tokens(ids, tok.vocab_size, tok.first_char_id, gen, mask_rate)
+        corrupted, labels = mask_tokens(ids, tok.vocab_size, tok.first_char_id, gen, mask_rate, masking, is_word)
         batches.append((corrupted, seg, labels, nsp_labels))
     return batches
 
@@ -123,6 +125,8 @@ def evaluate_model(family: str, model, tok: CharTokenizer, corpus: str | Path, t
                    split: str = "test", **kw) -> dict:
     """evaluate_checkpoint for a model already in memory (package loads each checkpoint once)."""
     docs = held_out_documents(text, corpus, split)
-    result = evaluate_gpt(model, tok, docs, **kw) if family == "gpt" else evaluate_bert(model, tok, docs, **kw)
+    from .families import family as family_entry
+
+    result = family_entry(family).evaluator()(model, tok, docs, **kw)
     source = str(text) if text is not None else f"{split} split of {Path(corpus).name}"
     return {"family": family, "held_out": source, "documents": [d.name for d in docs], **result}

@@ -39,7 +39,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from .export import OPSET, PARITY_TOLERANCE, empty_cache, parity_lengths
-from .model import TransformerConfig, build_model
+from .families import build_model
+from .model import TransformerConfig
 
 PAD_ID = 0  # training/tokenizer.py: specials come first, [PAD] = 0
 

@@ -193,15 +193,12 @@ class GPT(nn.Module):
         init_weights(self, cfg.n_layer)
         self.lm_head.weight = self.transformer.tok_emb.weight  # weight tying
 
-    def forward(self, idx, targets=None):
+    def forward(self, idx):
         B, T = idx.shape
         positions = torch.arange(T, device=idx.device)
         # THE line that makes this a GPT: each character sees only itself and what came before.
         h = self.transformer(idx, positions, is_causal=True)
-        logits = self.lm_head(h)  # (B, T, vocab)
-        if targets is None:
-            return logits
-        return logits, F.cross_entropy(logits.view(-1, logits.size(-1)), targets.reshape(-1), ignore_index=-100)
+        return self.lm_head(h)  # (B, T, vocab)
 
     def forward_with_cache(self, idx, past, past_length):
         """Process T new characters that follow `past_length` cached ones.
@@ -249,17 +246,6 @@ class BERT(nn.Module):
         mlm_logits = self.mlm_transform(h) @ self.transformer.tok_emb.weight.t() + self.mlm_bias  # (B, T, vocab)
         nsp_logits = self.nsp_head(torch.tanh(self.pooler(h[:, 0])))  # (B, 2)
         return mlm_logits, nsp_logits
-
-    def loss(self, idx, segments, mlm_labels, nsp_labels, use_nsp: bool = True):
-        """BERT pretraining loss = MLM (on selected positions only; -100 elsewhere) + NSP."""
-        mlm_logits, nsp_logits = self(idx, segments)
-        mlm = F.cross_entropy(mlm_logits.view(-1, mlm_logits.size(-1)), mlm_labels.view(-1), ignore_index=-100)
-        nsp = F.cross_entropy(nsp_logits, nsp_labels) if use_nsp else torch.zeros((), device=idx.device)
-        return mlm + nsp, mlm, nsp
-
-
-def build_model(family: str, cfg: TransformerConfig) -> nn.Module:
-    return {"gpt": GPT, "bert": BERT}[family](cfg)
 
 
 def count_parameters(model: nn.Module) -> int:

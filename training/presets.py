@@ -4,7 +4,7 @@ Interface (used by `--minutes` alone, by `python -m training live` and by the ap
     preset_names() -> list of names
     preset_config(name_or_minutes, family, corpus_chars) -> dict of TrainConfig fields
 
-Why these values (measured on one shared CPU thread, see training/bench_recipe.py):
+Why these values (measured on one shared CPU thread, see benchmarks/recipe.py):
 - AdamW at a high peak with warmup-stable-decay to 0: in a few hundred steps the peak rate is the
   biggest lever (see FAMILY_DEFAULTS in train.py: Muon was better than AdamW at 3e-3 but worse than
   AdamW at its own best rate, and slower per step on a CPU); WSD ends on the budget whatever the
@@ -14,7 +14,7 @@ Why these values (measured on one shared CPU thread, see training/bench_recipe.p
 - No dropout: a run this short never sees the data twice.
 The run ends on the clock (steps is set out of reach), so the same preset fits any machine.
 
-Measured (`python -m training.benchmark presets --budgets 1`, one CPU-minute each on one thread,
+Measured (`python -m benchmarks.presets --budgets 1`, one CPU-minute each on one thread,
 one run, a 2-core machine shared with other jobs; CPU flags avx512_bf16, no AMX):
     budget corpus       model metric          preset baseline    delta
         1m shakespeare  gpt   nats_per_char   1.8180   2.0927  -0.2747  met
@@ -28,6 +28,8 @@ The rest of the 3-minute and all of the 10-minute rows were not run (rates follo
 """
 from __future__ import annotations
 
+from app.contract import MIN_CORPUS_CHARS
+
 # Shared by every preset: the recipe; each preset adds its size and schedule.
 RECIPE = {"optimizer": "adamw", "schedule": "wsd", "decay_frac": 0.3, "min_lr_ratio": 0.0, "dropout": 0.0,
           "steps": 10**9}
@@ -40,14 +42,10 @@ PRESETS: dict[str, dict] = {
     "10min": {"minutes": 10.0, "n_layer": 3, "n_head": 4, "n_embd": 160, "n_ff": 512, "context": 96,
               "batch_size": 48, "lr": 5e-3, "warmup": 100, "eval_interval": 500},
 }
-# BERT learns from 15 % of its positions only and, at GPT's peak rates (5e-3 and 1e-2 measured),
-# stays on the unigram plateau (masked top-1 0.18); a third of GPT's peak and a longer warmup.
-FAMILY_LR_SCALE = {"gpt": 1.0, "bert": 0.3}
-FAMILY_MIN_WARMUP = {"gpt": 0, "bert": 100}
-# BERT on Muon (hidden matrices) + AdamW: masked top-1 0.69 vs AdamW's 0.61 on the 1,500-step protocol.
-FAMILY_OPTIMIZER = {"gpt": "adamw", "bert": "muon"}
-
-MIN_CORPUS_CHARS = 1000  # below this there is nothing to learn (and too little held-out text)
+# How a preset scales for each family is its table entry's "preset" (training/families.py): BERT
+# learns from 15 % of its positions only and, at GPT's peak rates (5e-3 and 1e-2 measured), stays
+# on the unigram plateau (masked top-1 0.18): a third of GPT's peak and a longer warmup; and Muon
+# (hidden matrices) + AdamW: masked top-1 0.69 vs AdamW's 0.61 on the 1,500-step protocol.
 
 
 def preset_names() -> list[str]:
@@ -58,8 +56,9 @@ def preset_config(name_or_minutes: str | float, family: str = "gpt", corpus_char
     """TrainConfig overrides for a preset name ("3min") or a budget in minutes (nearest preset,
     with that many minutes). corpus_chars: the corpus's size; the context shrinks to fit a small
     corpus, and a corpus too small to train on is a ValueError that says so."""
-    if family not in FAMILY_LR_SCALE:
-        raise ValueError(f"unknown family {family!r}; choose gpt or bert")
+    from .families import family as family_entry
+
+    scale = family_entry(family).preset
     if isinstance(name_or_minutes, str) and name_or_minutes not in PRESETS:
         try:
             name_or_minutes = float(name_or_minutes.removesuffix("min"))
@@ -74,9 +73,9 @@ def preset_config(name_or_minutes: str | float, family: str = "gpt", corpus_char
             raise ValueError(f"a budget must be a positive number of minutes, not {name_or_minutes!r}")
         name = min(PRESETS, key=lambda n: abs(PRESETS[n]["minutes"] - minutes))
         cfg = {**RECIPE, **PRESETS[name], "minutes": minutes}
-    cfg["lr"] *= FAMILY_LR_SCALE[family]
-    cfg["warmup"] = max(cfg["warmup"], FAMILY_MIN_WARMUP[family])
-    cfg["optimizer"] = FAMILY_OPTIMIZER[family]
+    cfg["lr"] *= scale["lr_scale"]
+    cfg["warmup"] = max(cfg["warmup"], scale["min_warmup"])
+    cfg["optimizer"] = scale["optimizer"]
     if corpus_chars is not None:
         fit_to_corpus(cfg, int(corpus_chars))
     return cfg

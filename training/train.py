@@ -1,4 +1,11 @@
-"""Pretrain GPT (causal LM) or BERT (MLM + NSP) on a corpus, on the CPU.
+"""Pretrain any family of the table (training/families.py) on a corpus, on the CPU.
+
+`Trainer` holds one model's training state: the model and objective its family names, the
+optimizer, the batch source, the schedule and the checkpoint. One step is family-blind: the
+objective turns a batch into a loss (training/objectives.py). The loop (`train_loop`) steps one
+or several trainers (a live run trains GPT, BERT and ELECTRA side by side, the next step going
+to whichever has had less compute) and reports to callbacks, as minGPT's trainer does: the CLI's
+progress bar and checkpoints, the live run's events, samples and snapshots.
 
 AdamW (or Muon + AdamW), linear warmup, then warmup-stable-decay (or cosine) over the step budget
 or the wall-clock budget (whichever ends first), periodic validation on held-out documents,
@@ -16,24 +23,11 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from .data import CLMBatches, NSPPairs, encode_documents, load_corpus, mask_tokens
+from .data import encode_documents, load_corpus
+from .families import family
+from .model import TransformerConfig, count_parameters
 from .optim import lr_multiplier, make_optimizer
-from .model import TransformerConfig, build_model, count_parameters
 from .tokenizer import CharTokenizer
-
-
-# Defaults measured on the short protocol (`python -m training.benchmark protocol`: 2 layers, width
-# 96, batch 48, 600 GPT / 1,500 BERT steps, one run each). GPT validation perplexity: old defaults
-# (2e-3, cosine to 0.1, warmup 100) 6.25; AdamW 3e-3 cosine to 0: 5.86; Muon 3e-3: 5.57; AdamW 1e-2
-# WSD to 0: 5.13 (weight decay 0: 5.13; decaying over half the run: 5.16; Muon at 1e-2: 5.64 and
-# with its matrices at 0.3x: 5.55); 1.4e-2 with warmup 60: 5.05; 2e-2: diverged (10.4). 1e-2 keeps
-# a 2x margin from divergence on text not seen here. BERT stays on the unigram plateau at 5e-3 and
-# 1e-2 (masked top-1 0.18 and 0.16), so it gets a lower peak and a longer warmup.
-# BERT at 3e-3, WSD, warmup 100: AdamW 0.605, Muon for the hidden matrices 0.691 masked top-1.
-# GPT dropout 0.1 (the 72K-character protocol repeats its text ~25 times): Shakespeare 5.19 vs 5.13
-# without, but the stdlib excerpt 9.47 vs 10.45 without (old defaults there: 9.55).
-FAMILY_DEFAULTS = {"gpt": {"lr": 1e-2, "warmup": 30, "optimizer": "adamw", "dropout": 0.1},
-                   "bert": {"lr": 3e-3, "warmup": 100, "optimizer": "muon", "dropout": 0.0}}
 
 
 @dataclass
@@ -50,7 +44,7 @@ class TrainConfig:
     steps: int = 5000
     minutes: float = 0.0  # wall-clock budget; 0 = steps only
     clock: str = "wall"  # what minutes count: "wall" time, or this process's "cpu" time (benchmarks on a shared machine)
-    lr: float = 0.0  # peak learning rate; 0 = the family's default (FAMILY_DEFAULTS)
+    lr: float = 0.0  # peak learning rate; 0 = the family's default (training/families.py)
     min_lr_ratio: float = 0.0  # the schedule's floor, as a fraction of the peak
     warmup: int = -1  # steps; -1 = the family's default
     optimizer: str = ""  # "adamw"; "muon": Muon for hidden matrices + AdamW for the rest; "" = the family's default
@@ -64,6 +58,7 @@ class TrainConfig:
     eval_interval: int = 250
     eval_batches: int = 20
     mask_rate: float = 0.15
+    masking: str = "char"  # which characters MLM hides: "char", "span" or "word" (training/masking.py)
     nsp: bool = True
     threads: int = 0  # 0 = torch default
     precision: str = "fp32"  # "bf16": mixed precision (bf16 matmuls, fp32 weights), faster on CPUs with AVX512-BF16/AMX
@@ -73,17 +68,11 @@ class TrainConfig:
 
 class Trainer:
     def __init__(self, cfg: TrainConfig, tokenizer: CharTokenizer | None = None):
-        if cfg.family not in FAMILY_DEFAULTS:
-            raise ValueError(f"unknown family {cfg.family!r}; choose gpt or bert")
-        defaults = FAMILY_DEFAULTS[cfg.family]
-        if cfg.lr <= 0:
-            cfg.lr = defaults["lr"]
-        if cfg.warmup < 0:
-            cfg.warmup = defaults["warmup"]
-        if not cfg.optimizer:
-            cfg.optimizer = defaults["optimizer"]
-        if cfg.dropout < 0:
-            cfg.dropout = defaults["dropout"]
+        self.family = family(cfg.family)
+        for key, value in self.family.defaults.items():  # lr 0, warmup/dropout -1, optimizer "": the family's
+            given = getattr(cfg, key)
+            if given == "" or (not isinstance(given, str) and (given < 0 or (key == "lr" and given == 0))):
+                setattr(cfg, key, value)
         self.cfg = cfg
         torch.manual_seed(cfg.seed)
         if cfg.threads:
@@ -97,42 +86,31 @@ class Trainer:
         self.model_cfg = TransformerConfig(
             vocab_size=self.tok.vocab_size, context=cfg.context, n_layer=cfg.n_layer,
             n_head=cfg.n_head, n_embd=cfg.n_embd, n_ff=cfg.n_ff, dropout=cfg.dropout)
-        self.model = build_model(cfg.family, self.model_cfg)
-        self.optimizer = self._make_optimizer()
-        # What batch_loss calls: model(x, y) -> (logits, loss) for GPT, model.loss(...) for BERT.
-        self.loss_fn = self.model if cfg.family == "gpt" else self.model.loss
-        if cfg.compile:
-            self.loss_fn = torch.compile(self.loss_fn)
-        self.train_data = self._make_batches("train", cfg.seed)
+        self.model = self.family.build(self.model_cfg)
+        self.optimizer = make_optimizer(self.model, cfg.optimizer, cfg.lr, cfg.weight_decay, cfg.muon_lr_scale)
+        self.objective = self.family.make_objective(cfg, self.tok)
+        loss_fn = self.objective_loss
+        self.loss_fn = torch.compile(loss_fn) if cfg.compile else loss_fn
+        self.train_data = self.batches("train", cfg.seed)
         self.val_split = "validation" if self.splits["validation"] else "train"
         self.step, self.elapsed, self.history = 0, 0.0, []
         self.data_gen = torch.Generator().manual_seed(cfg.seed + 1)  # masking draws
 
-    def _make_optimizer(self):
-        return make_optimizer(self.model, self.cfg.optimizer, self.cfg.lr, self.cfg.weight_decay, self.cfg.muon_lr_scale)
+    def objective_loss(self, batch: dict):
+        return self.objective.loss(self.model, batch)
 
-    def _make_batches(self, split: str, seed: int):
+    def batches(self, split: str, seed: int):
         docs = self.splits[split]
-        if self.cfg.family == "gpt":
-            return CLMBatches(encode_documents(self.tok, docs), self.cfg.context, seed)
-        if len(docs) < 2:  # NSP negatives need another document
+        if len(docs) < 2:  # NSP negatives need another document; the training split has several
             docs = self.splits["train"]
-        return NSPPairs(encode_documents(self.tok, docs), self.tok.stoi.get("\n"), self.cfg.context, seed)
+        return self.objective.source(encode_documents(self.tok, docs), seed)
 
-    def batch_loss(self, batch_source, gen):
-        """Sample a batch and return (loss, parts) for either family."""
-        B = self.cfg.batch_size
-        autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.cfg.precision == "bf16")
-        if self.cfg.family == "gpt":
-            x, y = batch_source.sample(B)
-            with autocast:
-                _, loss = self.loss_fn(x, y)
-            return loss, {"loss": loss.item()}
-        ids, seg, nsp_labels = batch_source.sample(B)
-        corrupted, mlm_labels = mask_tokens(ids, self.tok.vocab_size, self.tok.first_char_id, gen, self.cfg.mask_rate)
-        with autocast:
-            loss, mlm, nsp = self.loss_fn(corrupted, seg, mlm_labels, nsp_labels, use_nsp=self.cfg.nsp)
-        return loss, {"loss": loss.item(), "mlm": mlm.item(), "nsp": nsp.item()}
+    def batch_loss(self, source, gen):
+        """Sample a batch and return (loss, {part: float})."""
+        batch = self.objective.batch(source, self.cfg.batch_size, gen)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.cfg.precision == "bf16"):
+            loss, parts = self.loss_fn(batch)
+        return loss, {k: v.item() for k, v in parts.items()}
 
     def lr_at(self, progress: float) -> float:
         c = self.cfg
@@ -144,11 +122,15 @@ class Trainer:
             p = max(p, self.elapsed / (self.cfg.minutes * 60))
         return p
 
+    @property
+    def tokens_per_step(self) -> int:
+        return self.cfg.batch_size * self.cfg.context
+
     @torch.no_grad()
     def evaluate(self) -> dict:
-        """Mean loss over a fixed set of validation batches (same batches every time)."""
+        """Mean loss parts over a fixed set of validation batches (same batches every time)."""
         self.model.eval()
-        source = self._make_batches(self.val_split, seed=12345)
+        source = self.batches(self.val_split, seed=12345)
         gen = torch.Generator().manual_seed(54321)
         totals: dict[str, float] = {}
         for _ in range(self.cfg.eval_batches):
@@ -176,58 +158,20 @@ class Trainer:
         return lr, parts, dt
 
     def fit(self, log=sys.stderr, on_event=None) -> None:
-        """Train until the step or wall-clock budget ends (or Ctrl-C), with a tqdm progress bar on
-        `log` (loss, tokens/s, ETA), validation every eval_interval steps, and a checkpoint at each
-        validation and at the end. on_event(dict), if given, is called after every logged step
-        (kind "step", every 10 steps) and every validation (kind "eval")."""
-        c = self.cfg
-        out = Path(c.out)
+        """Train until the step or wall-clock budget ends (or Ctrl-C), with a progress bar on `log`,
+        validation and a checkpoint every eval_interval steps and at the end. on_event(dict), if
+        given, is called every 10 steps (kind "step") and at every validation (kind "eval")."""
+        out = Path(self.cfg.out)
         out.mkdir(parents=True, exist_ok=True)
-        tokens_per_step = c.batch_size * c.context
-        interrupted = False
-        window, window_tokens, window_time = [], 0, 0.0
-        self.model.train()
-        print(f"{c.family}: {count_parameters(self.model):,} parameters, vocab {self.tok.vocab_size}", file=log)
-        # The bar counts progress in thousandths of the budget (steps or minutes, whichever ends
-        # first), so its ETA is right for either kind of budget.
-        bar = tqdm(total=1000, initial=min(1000, int(self.progress() * 1000)), file=log, unit="‰",
-                   bar_format="{desc} {percentage:3.0f}%|{bar:24}| [{elapsed}<{remaining}]",
-                   dynamic_ncols=False, ncols=100, mininterval=0.5, leave=True)
-
-        def event(kind: str, **extra):
-            if on_event is not None:
-                on_event({"kind": kind, "step": self.step, "train_loss": float(np.mean(window[-10:])),
-                          "tokens_per_s": round(window_tokens / max(window_time, 1e-9)),
-                          "elapsed_s": round(self.elapsed, 2), "progress": min(1.0, self.progress()), **extra})
-
-        while self.progress() < 1.0:
-            try:
-                lr, parts, dt = self.train_step()
-                window.append(parts["loss"])
-                window_tokens += tokens_per_step
-                window_time += dt
-                done = self.progress() >= 1.0
-                if self.step % 10 == 0 or done:
-                    tps = window_tokens / max(window_time, 1e-9)
-                    bar.set_description_str(f"step {self.step} loss {np.mean(window[-10:]):.4f} {tps:,.0f} tok/s", refresh=False)
-                    bar.update(min(1000, int(self.progress() * 1000)) - bar.n)
-                    event("step", lr=lr)
-                if self.step % c.eval_interval == 0 or done:
-                    val = self.evaluate()
-                    self.history.append({
-                        "step": self.step, "tokens": self.step * tokens_per_step, "elapsed_s": round(self.elapsed, 2),
-                        "lr": lr, "train_loss": float(np.mean(window)), **{f"val_{k}": v for k, v in val.items()}})
-                    bar.write(f"step {self.step}: train {np.mean(window):.4f} "
-                              + " ".join(f"val_{k} {v:.4f}" for k, v in val.items()), file=log)
-                    event("eval", **{f"val_{k}": v for k, v in val.items()})
-                    window, window_tokens, window_time = [], 0, 0.0
-                    self.save(out / "ckpt.pt")
-            except KeyboardInterrupt:
-                interrupted = True
-                break
-        bar.close()
+        print(f"{self.cfg.family}: {count_parameters(self.model):,} parameters, vocab {self.tok.vocab_size}", file=log)
+        report = Report(self, log, on_event)
+        try:
+            train_loop({self.cfg.family: self}, [report])
+        except KeyboardInterrupt:
+            report.interrupted = True
+        report.close()
         self.save(out / "ckpt.pt")
-        print(f"{'interrupted; ' if interrupted else ''}checkpoint saved to {out / 'ckpt.pt'} "
+        print(f"{'interrupted; ' if report.interrupted else ''}checkpoint saved to {out / 'ckpt.pt'} "
               f"(resume with --resume {out / 'ckpt.pt'})", file=log)
 
     def save(self, path: Path) -> None:
@@ -239,17 +183,13 @@ class Trainer:
                 "vocab": self.tok.to_json(), "model": self.model.state_dict(),
                 "optimizer": self.optimizer.state_dict(), "step": self.step, "elapsed": self.elapsed,
                 "history": self.history, "torch_rng": torch.get_rng_state(),
-                "data_gen": self.data_gen.get_state(), "train_data": self._data_state(),
+                "data_gen": self.data_gen.get_state(), "train_data": self.train_data.get_state(),
             }
             tmp = path.with_suffix(".tmp")
             torch.save(state, tmp)
             tmp.replace(path)
         finally:
             signal.signal(signal.SIGINT, old)
-
-    def _data_state(self):
-        d = self.train_data
-        return d.gen.get_state() if isinstance(d, CLMBatches) else d.rng.bit_generator.state
 
     @classmethod
     def resume(cls, path: str | Path, **overrides) -> "Trainer":
@@ -261,18 +201,97 @@ class Trainer:
         trainer.step, trainer.elapsed, trainer.history = state["step"], state["elapsed"], state["history"]
         torch.set_rng_state(state["torch_rng"])
         trainer.data_gen.set_state(state["data_gen"])
-        if isinstance(trainer.train_data, CLMBatches):
-            trainer.train_data.gen.set_state(state["train_data"])
-        else:
-            trainer.train_data.rng.bit_generator.state = state["train_data"]
+        trainer.train_data.set_state(state["train_data"])
         return trainer
+
+
+class Callback:
+    """What the loop reports; every method is optional. Raising from one stops the loop."""
+
+    def on_start(self, trainers: dict) -> None: ...
+
+    def on_step(self, name: str, trainer: Trainer, lr: float, parts: dict, seconds: float) -> None: ...
+
+    def on_end(self, trainers: dict) -> None: ...
+
+
+def train_loop(trainers: dict, callbacks: list, clock=None) -> None:
+    """Step the trainers until every budget is spent, the next step going to the trainer with the
+    least compute so far. clock(): if given, every trainer's elapsed time is that clock's (a live
+    run's budget is the run's wall clock, evaluations and samples included)."""
+    busy = {name: 0.0 for name in trainers}
+    for t in trainers.values():
+        t.model.train()
+    for cb in callbacks:
+        cb.on_start(trainers)
+    while True:
+        todo = [name for name, t in trainers.items() if t.progress() < 1.0]
+        if not todo:
+            break
+        name = min(todo, key=busy.get)  # fair by compute time: the slower model is not starved
+        tr = trainers[name]
+        if clock is not None:
+            tr.elapsed = clock()
+        lr, parts, dt = tr.train_step()
+        if clock is not None:
+            tr.elapsed = clock()
+        busy[name] += dt
+        for cb in callbacks:
+            cb.on_step(name, tr, lr, parts, dt)
+    for cb in callbacks:
+        cb.on_end(trainers)
+
+
+class Report(Callback):
+    """The CLI's callback: a tqdm bar (loss, tokens/s, ETA) every 10 steps, validation and a
+    checkpoint every eval_interval steps and at the end, and the same as on_event(dict) calls."""
+
+    def __init__(self, trainer: Trainer, log, on_event=None):
+        self.t, self.log, self.on_event = trainer, log, on_event
+        self.window, self.window_tokens, self.window_time = [], 0, 0.0
+        self.interrupted = False
+        # The bar counts thousandths of the budget (steps or minutes, whichever ends first), so
+        # its ETA is right for either kind of budget.
+        self.bar = tqdm(total=1000, initial=min(1000, int(trainer.progress() * 1000)), file=log, unit="‰",
+                        bar_format="{desc} {percentage:3.0f}%|{bar:24}| [{elapsed}<{remaining}]",
+                        dynamic_ncols=False, ncols=100, mininterval=0.5, leave=True)
+
+    def event(self, kind: str, **extra) -> None:
+        t = self.t
+        if self.on_event is not None:
+            self.on_event({"kind": kind, "step": t.step, "train_loss": float(np.mean(self.window[-10:])),
+                           "tokens_per_s": round(self.window_tokens / max(self.window_time, 1e-9)),
+                           "elapsed_s": round(t.elapsed, 2), "progress": min(1.0, t.progress()), **extra})
+
+    def on_step(self, name, t, lr, parts, seconds) -> None:
+        self.window.append(parts["loss"])
+        self.window_tokens += t.tokens_per_step
+        self.window_time += seconds
+        done = t.progress() >= 1.0
+        if t.step % 10 == 0 or done:
+            tps = self.window_tokens / max(self.window_time, 1e-9)
+            self.bar.set_description_str(f"step {t.step} loss {np.mean(self.window[-10:]):.4f} {tps:,.0f} tok/s", refresh=False)
+            self.bar.update(min(1000, int(t.progress() * 1000)) - self.bar.n)
+            self.event("step", lr=lr)
+        if t.step % t.cfg.eval_interval == 0 or done:
+            val = t.evaluate()
+            t.history.append({"step": t.step, "tokens": t.step * t.tokens_per_step, "elapsed_s": round(t.elapsed, 2),
+                              "lr": lr, "train_loss": float(np.mean(self.window)), **{f"val_{k}": v for k, v in val.items()}})
+            self.bar.write(f"step {t.step}: train {np.mean(self.window):.4f} "
+                           + " ".join(f"val_{k} {v:.4f}" for k, v in val.items()), file=self.log)
+            self.event("eval", **{f"val_{k}": v for k, v in val.items()})
+            self.window, self.window_tokens, self.window_time = [], 0, 0.0
+            t.save(Path(t.cfg.out) / "ckpt.pt")
+
+    def close(self) -> None:
+        self.bar.close()
 
 
 def load_checkpoint(path: str | Path):
     """(family, model in eval mode, tokenizer, checkpoint dict) from a checkpoint file."""
     state = torch.load(path, weights_only=False)
-    family = state["train_config"]["family"]
-    model = build_model(family, TransformerConfig(**state["model_config"]))
+    name = state["train_config"]["family"]
+    model = family(name).build(TransformerConfig(**state["model_config"]))
     model.load_state_dict(state["model"])
     model.eval()
-    return family, model, CharTokenizer.from_json(state["vocab"]), state
+    return name, model, CharTokenizer.from_json(state["vocab"]), state

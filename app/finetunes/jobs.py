@@ -31,8 +31,9 @@ import time
 from pathlib import Path
 
 from ..errors import ApiError
-from ..run_rules import TRAIN_MISSING, training_available
-from ..runs import REPO, RunManager, read_json, write_json
+from ..runs.rules import TRAIN_MISSING, training_available
+from ..runs.manager import REPO, RunManager
+from ..runs.store import read_json, write_json
 from . import events as ev
 
 log = logging.getLogger("app")

@@ -19,8 +19,8 @@ from ..finetunes import task_file
 from ..finetunes.jobs import ACTIVE, TERMINAL, FinetuneManager
 from ..finetunes.schemas import (ARMS, ClassifyRequest, ClassifyResponse, FinetuneDetail, FinetuneList,
                                  FinetuneSummary, StartFinetune, TaskList)
-from ..run_rules import training_available
-from .runs import POLL_S
+from ..runs.rules import training_available
+from ..runs.events import POLL_S
 
 router = APIRouter(tags=["fine-tuning"])
 SUMMARY_KEYS = ("id", "status", "created", "started", "ended", "reason", "settings")

@@ -14,15 +14,21 @@ router = APIRouter(tags=["meta"])
 
 @router.head("/api/health", include_in_schema=False)
 @router.get("/api/health", response_model=HealthResponse,
-            responses={503: {"model": HealthResponse, "description": "Degraded: some set failed a check"}})
-def health(registry: deps.RegistryDep):
-    """200 when every loaded model set passed every check, 503 (same body) when one did not, so
-    load balancers and `curl -f` see it. `sets` says which set and why."""
+            responses={503: {"model": HealthResponse, "description": "The default model set failed a check"}})
+def health(request: Request, registry: deps.RegistryDep):
+    """The status code follows the default model set only: 200 while it passed every check, 503
+    (same body) when it did not, so load balancers and `curl -f` drop a server only when what
+    every page uses is broken. Other sets (a student's broken run, an extra folder) and storage
+    (a full or read-only data folder) are reported in the body: `status` 'degraded', `sets` says
+    which set and why, `storage` what stops runs from being stored."""
     default = registry.default
     report = registry.health()
-    body = {"status": "ok" if report["ok"] else "degraded",
+    runs = getattr(request.app.state, "runs", None)
+    storage = runs.storage_problem() if runs is not None else None
+    default_ok = report["sets"].get(default.id, {}).get("status") == "ok"
+    body = {"status": "ok" if report["ok"] and not storage else "degraded", "storage": storage,
             "models": {"gpt": default.gpt is not None, "bert": default.bert is not None}, "sets": report["sets"]}
-    return JSONResponse(HealthResponse.model_validate(body).model_dump(), status_code=200 if report["ok"] else 503,
+    return JSONResponse(HealthResponse.model_validate(body).model_dump(), status_code=200 if default_ok else 503,
                         headers={"Cache-Control": "no-store"})
 
 

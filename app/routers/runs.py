@@ -1,37 +1,36 @@
-"""Live pretraining: the /train page, instructor login, and the runs API.
+"""Live pretraining: the /train page and the runs API (thin: the work is in app/runs/).
 
 Watching is open to everyone (the class sees the same run, late joiners included); starting,
-cancelling and deleting need the instructor (app/auth.py). The work happens in app/runs.py.
-"""
+cancelling and deleting need the instructor (app/auth.py; login in app/routers/login.py).
+Clients see relative names only: no server paths, no process ids (app/runs/store.py `public`)."""
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterable
 from typing import Annotated, Literal
-from urllib.parse import parse_qs
 
 from anyio import to_thread
 from fastapi import APIRouter, Depends, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from fastapi.sse import EventSourceResponse, ServerSentEvent
+from fastapi.responses import HTMLResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..contract import FAMILIES
 from .. import auth, deps
-from ..errors import ApiError
-from ..run_rules import ACTIVE, MAX_MINUTES, MIN_CORPUS_CHARS, MIN_MINUTES, TERMINAL, TRAIN_MISSING, training_available
 from ..runs import RunManager
+from ..runs.events import EventStream, stream, summary
+from ..runs.rules import ACTIVE, MAX_MINUTES, MIN_CORPUS_CHARS, MIN_MINUTES, TRAIN_MISSING, clean_name, training_available
+from ..runs.store import public
+from ..errors import ApiError
 
 router = APIRouter(tags=["runs"])
-POLL_S = 0.3  # how often an events stream looks for new lines
-RESCAN_S = 2.0  # how often a worker looks for runs finished by another worker
+RESCAN_S = 2.0  # how often a worker settles dead runs and looks for runs finished by another worker
 
 
 async def rescan(manager: RunManager) -> None:
     while True:
         await asyncio.sleep(RESCAN_S)
         try:
-            await to_thread.run_sync(manager.sync_registry)
+            await to_thread.run_sync(manager.scan)
         except Exception:  # noqa: BLE001 - a scan that fails is tried again
             pass
 
@@ -41,8 +40,12 @@ def manager(request: Request) -> RunManager:
 
 
 def existing_run(run_id: str, request: Request) -> dict:
-    """404 before a stream starts (a generator endpoint's own code runs after the response began)."""
+    """404 before a stream starts."""
     return manager(request).get(run_id)
+
+
+def shown(m: RunManager, run: dict) -> dict:
+    return public(summary(run), m.run_dir(run["id"]), m.data_dir, m.REPO)
 
 
 class StartRun(BaseModel):
@@ -51,9 +54,12 @@ class StartRun(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
     corpus: str | None = Field(None, description=f"The text to train on (plain UTF-8 text, at least {MIN_CORPUS_CHARS:,} "
                                "characters; the server's cap is in GET /api/runs `limits`). Omitted: the shipped Shakespeare.")
-    name: str | None = Field(None, max_length=60, description="What the class calls it, shown in the model picker (e.g. 'Our poems').")
-    families: list[Literal["gpt", "bert"]] = Field(["gpt", "bert"], min_length=1, max_length=2,
-                                                   description="Which models to train (both: one text, one skeleton, two objectives).")
+    name: str | None = Field(None, max_length=60, description="What the class calls it, shown in the model picker "
+                             "(e.g. 'Our poems'): one line of plain text (no control, bidirectional or zero-width "
+                             "characters, not only spaces).")
+    families: list[Literal[FAMILIES]] = Field(["gpt", "bert"], min_length=1, max_length=len(FAMILIES),
+                                              description="Which models to train, from " + ", ".join(FAMILIES)
+                                              + " (several: one text, one skeleton, one objective each).")
     minutes: float | None = Field(None, description=f"Wall-clock training budget, {MIN_MINUTES:g} to {MAX_MINUTES:g} minutes "
                                   "(default: the preset's).")
     preset: str | None = Field(None, max_length=32, description="Model size and schedule by name (GET /api/runs `presets`); "
@@ -62,7 +68,7 @@ class StartRun(BaseModel):
 
 
 class RunSummary(BaseModel):
-    """A training run as listed (GET /api/runs/{id} adds models, commands, sample, pid, exit code)."""
+    """A training run as listed (GET /api/runs/{id} adds models, commands and sample)."""
 
     model_config = ConfigDict(extra="allow")
     id: str = Field(description="Run id; also the model set id of its final models (snapshots: '<id>@<step>').")
@@ -71,7 +77,7 @@ class RunSummary(BaseModel):
     created: float = Field(description="Unix time.")
     started: float | None = None
     ended: float | None = None
-    reason: str | None = Field(None, description="Why it failed, was cancelled or interrupted.")
+    reason: str | None = Field(None, description="Why it failed (e.g. 'disk full: ...'), was cancelled or interrupted.")
     settings: dict = Field(description="families, minutes, preset, seed, threads.")
     corpus: dict = Field(description="source (shipped|text), characters per split, documents, vocab_size.")
     progress: dict = Field(description="Latest per family: step, loss, tokens_per_s, elapsed_s, remaining_s, fraction.")
@@ -87,15 +93,10 @@ class RunList(BaseModel):
     active: str | None = Field(description="The run training now (one at a time), if any.")
     training_available: bool = Field(description="False when the train extra is not installed.")
     enable: str | None = Field(description="How to enable training, when it is not available.")
-    storage_problem: str | None
+    storage_problem: str | None = Field(description="Why runs cannot be stored now (data folder not writable, disk full).")
     presets: list[dict] = Field(description="Budget presets: name, minutes, and the model size per family.")
     instructor: bool = Field(description="Whether this browser is logged in as the instructor.")
     limits: dict = Field(description="min_corpus_chars, max_corpus_bytes, min_minutes, max_minutes, max_runs.")
-
-
-def summary(run: dict) -> dict:
-    return {k: run.get(k) for k in ("id", "name", "status", "created", "started", "ended", "reason", "settings",
-                                    "corpus", "progress", "validation", "metrics", "snapshots", "steps", "shipped")}
 
 
 @router.get("/api/runs", response_model=RunList)
@@ -104,9 +105,9 @@ def list_runs(request: Request):
     interrupted), settings, corpus description and metrics; the running one; what starting needs."""
     m, s = manager(request), request.app.state.settings
     runs = m.list()
-    return {"runs": [summary(r) for r in runs], "active": next((r["id"] for r in runs if r["status"] in ACTIVE), None),
+    return {"runs": [shown(m, r) for r in runs], "active": next((r["id"] for r in runs if r["status"] in ACTIVE), None),
             "training_available": training_available(), "enable": None if training_available() else TRAIN_MISSING,
-            "storage_problem": m.problem, "presets": m.presets(), "instructor": auth.is_instructor(request),
+            "storage_problem": m.storage_problem(), "presets": m.presets(), "instructor": auth.is_instructor(request),
             "limits": {"min_corpus_chars": MIN_CORPUS_CHARS, "max_corpus_bytes": s.max_corpus_bytes,
                        "min_minutes": MIN_MINUTES, "max_minutes": MAX_MINUTES, "max_runs": s.max_runs}}
 
@@ -114,17 +115,21 @@ def list_runs(request: Request):
 @router.get("/api/runs/{run_id}", response_model=RunSummary, responses=deps.errors(404))
 def get_run(run_id: str, request: Request):
     """One run in full: status, settings, corpus, latest progress, held-out metrics, snapshots (each a
-    model set id usable as `model` everywhere), the equivalent command lines."""
-    return manager(request).get(run_id)
+    model set id usable as `model` everywhere), the equivalent command lines (relative paths)."""
+    m = manager(request)
+    run = m.get(run_id)
+    return public(run, m.run_dir(run_id), m.data_dir, m.REPO)
 
 
 @router.post("/api/runs", status_code=202, response_model=RunSummary,
-             responses=deps.errors(400, 401, 403, 409, 413, 422, 503, 507))
+             responses=deps.errors(400, 401, 403, 409, 413, 422, 429, 503, 507))
 def start_run(body: StartRun, request: Request, _: auth.InstructorDep):
     """Start a run (instructor only). 202 with the run; 409 naming the run already training;
-    507 when the stored-runs cap is reached; 503 when training is not installed."""
+    507 when the stored-runs cap is reached or the disk is full (nothing is left behind);
+    503 when training is not installed or the data folder is not writable."""
     if body.minutes is not None and not MIN_MINUTES <= body.minutes <= MAX_MINUTES:
         raise ApiError(f"minutes must be between {MIN_MINUTES:g} and {MAX_MINUTES:g}", "minutes")
+    name = clean_name(body.name)
     if not training_available():
         raise ApiError(TRAIN_MISSING, None, status=503)
     m = manager(request)
@@ -132,107 +137,35 @@ def start_run(body: StartRun, request: Request, _: auth.InstructorDep):
     if body.preset is not None and body.preset not in presets:
         raise ApiError(f"preset must be one of {', '.join(presets)}", "preset")
     minutes = body.minutes if body.minutes is not None else float(presets[body.preset]["minutes"]) if body.preset else 3.0
-    run = m.start(body.corpus, body.name, list(dict.fromkeys(body.families)), minutes, body.preset, body.seed)
-    return Response(json.dumps(summary(run)), status_code=202, media_type="application/json",
+    run = m.start(body.corpus, name, list(dict.fromkeys(body.families)), minutes, body.preset, body.seed)
+    return Response(json.dumps(shown(m, {**run, "shipped": False})), status_code=202, media_type="application/json",
                     headers={"Location": f"/api/runs/{run['id']}"})
 
 
-@router.delete("/api/runs/{run_id}", response_model=RunSummary, responses=deps.errors(401, 403, 404))
+@router.delete("/api/runs/{run_id}", response_model=RunSummary, responses=deps.errors(401, 403, 404, 409, 429))
 def delete_run(run_id: str, request: Request, _: auth.InstructorDep):
     """Cancel a queued or running run (it stops at once; its finished snapshots stay), or delete a
-    finished one with its model sets."""
-    return summary(manager(request).cancel_or_delete(run_id))
+    finished one with its model sets (call it again after a cancel to delete). 409: an example run
+    shipped with the models (read-only). A run whose trainer is gone answers with its settled state."""
+    m = manager(request)
+    return shown(m, m.cancel_or_delete(run_id))
 
 
-# fastapi.sse documents every status as text/event-stream; the 404 before the stream is JSON
+# The 404 before the stream is JSON; the stream itself is text/event-stream
 NOT_FOUND_JSON = {404: {"description": "No such run", "content": {
     "application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}}}
 
 
-@router.get("/api/runs/{run_id}/events", response_class=EventSourceResponse, responses=NOT_FOUND_JSON)
-async def run_events(run_id: str, request: Request, _: Annotated[dict, Depends(existing_run)]) -> AsyncIterable[ServerSentEvent]:
+@router.get("/api/runs/{run_id}/events", response_class=EventStream, responses=NOT_FOUND_JSON)
+def run_events(run_id: str, request: Request, _: Annotated[dict, Depends(existing_run)]):
     """Server-sent events: the run's whole history first, then live, one event per trainer line
     (`start`, `models`, `progress`, `eval`, `sample`, `snapshot`, `exporting`, `finished`,
     `cancelled`, `error`; data = the JSON line, ids count lines), plus `status` (the run summary)
-    whenever its status or snapshots change. The stream ends once the run has ended. A reconnecting
-    EventSource sends Last-Event-ID and gets only the lines after it."""
-    m = manager(request)
-    path = m.run_dir(run_id) / "progress.jsonl"
-    last_id = request.headers.get("last-event-id", "")
-    pos, n, last_status, skip = 0, 0, None, int(last_id) if last_id.isdigit() else 0
-    while True:
-        try:
-            with open(path, "rb") as f:
-                f.seek(pos)
-                chunk = f.read()
-        except FileNotFoundError:
-            chunk = b""
-        end = chunk.rfind(b"\n") + 1  # complete lines only
-        pos += end
-        for raw in chunk[:end].decode("utf-8", errors="replace").splitlines():
-            n += 1
-            if n <= skip or not raw.strip():
-                continue
-            try:
-                kind = str(json.loads(raw).get("event", "message"))
-            except (ValueError, AttributeError):
-                continue
-            yield ServerSentEvent(raw_data=raw, event=kind, id=str(n))
-        try:
-            run = m.get(run_id)
-        except ApiError:
-            yield ServerSentEvent(data={"id": run_id, "status": "deleted"}, event="status")
-            return
-        key = (run["status"], len(run.get("snapshots") or []), run.get("metrics") is not None)
-        if key != last_status:
-            last_status = key
-            yield ServerSentEvent(data=summary(run), event="status")
-        if run["status"] in TERMINAL and end == 0:
-            return
-        if await request.is_disconnected():
-            return
-        await asyncio.sleep(POLL_S)
+    whenever its status or snapshots change. The stream ends once the run has ended (or the server
+    stops). A reconnecting EventSource sends Last-Event-ID and gets only the lines after it."""
+    return stream(manager(request), run_id, request)
 
-
-# ---- pages and login ---------------------------------------------------------------------------
 
 @router.api_route("/train", methods=["GET", "HEAD"], response_class=HTMLResponse, include_in_schema=False)
 def train_page(request: Request):
     return deps.render(request, "train.html", "train", "Live pretraining")
-
-
-@router.api_route("/login", methods=["GET", "HEAD"], response_class=HTMLResponse, include_in_schema=False)
-def login_page(request: Request):
-    return deps.render(request, "login.html", "login", "Instructor login")
-
-
-@router.post("/login", include_in_schema=False)
-async def login(request: Request):
-    """Form field `token` (or JSON {"token"}): sets the session cookie and redirects to /train."""
-    token = request.app.state.settings.instructor_token
-    if not auth.same_site(request):
-        raise ApiError("log in from this site's own login page", "token", status=403)
-    raw = await request.body()
-    if request.headers.get("content-type", "").startswith("application/json"):
-        try:
-            given = str(json.loads(raw).get("token", ""))
-        except (ValueError, AttributeError):
-            given = ""
-    else:
-        given = (parse_qs(raw.decode("utf-8", errors="replace")).get("token") or [""])[0]
-    given = given.strip()
-    if not given:
-        raise ApiError("token is required", "token", status=401)
-    if not token or not auth.same(given, token):
-        await auth.fail(request, 403, "the instructor token is wrong")
-    response = RedirectResponse("/train", status_code=303)
-    response.set_cookie(auth.COOKIE, auth.session_value(token), httponly=True, samesite="strict",
-                        secure=request.url.scheme == "https", path="/")
-    return response
-
-
-@router.post("/logout", include_in_schema=False)
-def logout():
-    response = RedirectResponse("/train", status_code=303)
-    response.delete_cookie(auth.COOKIE, path="/")
-    return response

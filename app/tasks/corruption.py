@@ -11,10 +11,10 @@ import re
 
 import numpy as np
 
-from ..contract import CLS, FIRST_CHAR, MASK, SEP
+from ..contract import CLS, FIRST_CHAR, MASK, MASKING_SCHEMES, SEP
 from ..sampling import softmax
 
-SCHEMES = ("char", "span", "word")
+SCHEMES = MASKING_SCHEMES
 MAX_SPAN = 10
 WORD = re.compile(r"\w+(?:'\w+)*")
 

@@ -112,7 +112,8 @@ def test_objectives_marks_the_loss_positions_and_runs_the_recovery_split(page_fa
     assert page.locator("#o-bert-toks .tok.carries-loss").count() == len(r["selected"])
     assert page.locator("#o-gpt-toks .tok.carries-loss").count() == len(TEXT) - 1
     assert f"{r['mlm']['loss']:.3f} nats" in page.text_content("#o-mlm")
-    assert page.locator("#o-rtd .tok.is-replaced").count() == sum(s["replaced"] for s in r["selected"])
+    # ELECTRA: this set has no discriminator, and the page says so instead of asking (the live strip: test_electra_page.py)
+    page.wait_for_function("() => document.querySelector('#o-rtd-summary').textContent.includes('no ELECTRA')")
     page.click("h1")
     page.keyboard.press("r")
     page.wait_for_selector("#o-rec .bar-row")

@@ -14,8 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from training.live import SAMPLE_CHARS, fill_positions, splitmix32, uniform
-from training.live_corpus import MIN_CORPUS_CHARS, clean_text, prepare_corpus, split_text
+from app.contract import splitmix32, uniform
+from training.live.settings import SAMPLE_CHARS
+from training.live.views import fill_positions
+from training.live.corpus import MIN_CORPUS_CHARS, clean_text, prepare_corpus, split_text
 
 REPO = Path(__file__).resolve().parents[2]
 TINY = {"n_layer": 1, "n_head": 2, "n_embd": 32, "n_ff": 64, "context": 32, "batch_size": 8}
@@ -125,7 +127,7 @@ def test_each_snapshot_holds_the_weights_of_its_moment(tiny_run):
 def test_final_sample_is_reproducible_and_metrics_are_held_out(tiny_run):
     import torch
 
-    from training.live import gpt_sample
+    from training.live.views import gpt_sample
     from training.train import load_checkpoint
 
     torch.set_num_threads(1)
@@ -210,7 +212,7 @@ def test_sigterm_during_export_stops_at_once_and_leaves_only_whole_folders(tmp_p
 
 
 def test_text_full_of_rare_characters_keeps_a_bounded_vocabulary():
-    from training.live_corpus import MAX_VOCAB_CHARS, fast_tokenizer, vocabulary_chars
+    from training.live.corpus import MAX_VOCAB_CHARS, fast_tokenizer, vocabulary_chars
     from training.tokenizer import UNK
 
     text = "".join(chr(0x4E00 + i) for i in range(5000)) + "ab " * 2000  # 5,000 distinct rare characters

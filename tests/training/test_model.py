@@ -60,12 +60,19 @@ def test_mlm_loss_ignores_unselected_positions():
     labels = torch.full_like(x, -100)
     labels[0, 3] = x[0, 3]
     nsp = torch.tensor([0, 1])
-    total, mlm, nsp_loss = bert.loss(x, seg, labels, nsp)
+    from training.objectives import MaskedLM
+    from training.tokenizer import CharTokenizer
+    from training.train import TrainConfig
+
+    objective = MaskedLM(TrainConfig(family="bert"), CharTokenizer([chr(65 + i) for i in range(35)]))
+    batch = {"idx": x, "segments": seg, "mlm_labels": labels, "nsp_labels": nsp}
+    total, parts = objective.loss(bert, batch)
     logits = bert(x, seg)[0]
     expected = torch.nn.functional.cross_entropy(logits[0, 3:4], x[0, 3:4])
-    assert torch.allclose(mlm, expected, atol=1e-6)
-    assert torch.allclose(total, mlm + nsp_loss)
-    assert bert.loss(x, seg, labels, nsp, use_nsp=False)[2].item() == 0.0
+    assert torch.allclose(parts["mlm"], expected, atol=1e-6)
+    assert torch.allclose(total, parts["mlm"] + parts["nsp"])
+    objective.cfg.nsp = False
+    assert objective.loss(bert, batch)[1]["nsp"].item() == 0.0
 
 
 @pytest.mark.parametrize("causal", [True, False])

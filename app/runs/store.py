@@ -1,0 +1,65 @@
+"""A run's files on disk: run.json written aside and renamed into place (a full disk leaves the
+old file whole and no temporary behind), a full disk recognised, and what a run shows to clients
+(relative names only: no server paths, no process ids)."""
+from __future__ import annotations
+
+import errno
+import json
+import os
+import re
+import shutil
+import threading
+from pathlib import Path
+
+DISK_FULL = "disk full: the data folder has no space left; delete runs or free space on its disk"
+MIN_FREE_BYTES = 256 * 1024  # below this the data folder counts as full
+PRIVATE = ("pid", "exit_code")  # for the server only
+ABSOLUTE = re.compile(r"(?<![\w.~])/(?:[\w.@+-]+/)+([\w.@+-]+)")  # any path left: its last name
+
+
+def write_text(path: Path, text: str) -> None:
+    """Written aside, then renamed into place: never half a file, no temporary left on failure."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_json(path: Path, data) -> None:
+    write_text(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+
+
+def read_json(path: Path):
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def is_disk_full(e: BaseException) -> bool:
+    return isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT)
+
+
+def low_space(folder: Path) -> bool:
+    try:
+        return shutil.disk_usage(folder).free < MIN_FREE_BYTES
+    except OSError:
+        return False
+
+
+def public(run: dict, run_dir: Path, data_dir: Path, repo: Path) -> dict:
+    """The run as clients see it: server paths made relative, process ids dropped."""
+    swaps = [(str(run_dir), f"runs/{run_dir.name}"), (str(data_dir), "data"), (str(repo) + "/", ""), (str(repo), ".")]
+
+    def clean(value):
+        if isinstance(value, str):
+            for old, new in swaps:
+                value = value.replace(old, new)
+            return ABSOLUTE.sub(r"\1", value)
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items() if k not in PRIVATE}
+        if isinstance(value, list):
+            return [clean(v) for v in value]
+        return value
+
+    return clean(run)
