@@ -60,10 +60,10 @@ def wait_run(base: str, run_id: str, timeout: float = 3600) -> dict:
     raise TimeoutError(run_id)
 
 
-def events(base: str, run_id: str):
-    """(seconds since the call, event, data) for each event of the run's stream, as it arrives."""
+def events(base: str, run_id: str, area: str = "runs"):
+    """(seconds since the call, event, data) for each event of the run's (or fine-tune's) stream, as it arrives."""
     t0 = time.monotonic()
-    with urllib.request.urlopen(f"{base}/api/runs/{run_id}/events", timeout=600) as r:
+    with urllib.request.urlopen(f"{base}/api/{area}/{run_id}/events", timeout=600) as r:
         kind, data = None, None
         for raw in r:
             line = raw.decode("utf-8").rstrip("\n")

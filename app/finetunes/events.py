@@ -7,7 +7,8 @@ Lines (one JSON object each; unknown events and fields are kept, never fatal):
     result      arm, size, seed, accuracy, n_test, seconds (and step, fine-tuning from snapshots)
     classifier  arm, dir (a model-set folder under the job's output), accuracy
     gpt_way     GPT's zero-training answer (scored continuations)
-    summary     results {arm: {size: {mean, lo, hi, n}}}, difference, gpt_way
+    summary     results {arm: {size: {mean, lo, hi, n}}}, difference, gpt_way; from snapshots also
+                by_step [{model, step, mean, lo, hi, n}] (then the summary here is by step)
     error       message
 """
 from __future__ import annotations
@@ -64,6 +65,9 @@ def fold(lines: list[dict]) -> dict:
             state["gpt_way"] = {k: v for k, v in e.items() if k != "event"}
         elif kind == "summary":
             state["summary"] = e.get("results")
+            if isinstance(e.get("by_step"), list):  # from snapshots: the full arm, by pretraining step
+                state["summary"] = {"full": {str(b.get("step")): {k: b.get(k) for k in ("mean", "lo", "hi", "n")}
+                                             for b in e["by_step"] if isinstance(b, dict)}}
             state["difference"] = e.get("difference")
             if e.get("gpt_way") is not None:
                 state["gpt_way"] = e.get("gpt_way")

@@ -53,6 +53,7 @@ class FinetuneManager:
         self.registered: dict[str, Path] = {}
         self.stopping = False
         self._tasks: list[dict] | None = None
+        self._tasks_retry = 0.0
 
     # ---- startup and the registry ----------------------------------------------------------------
     def startup(self) -> None:
@@ -167,8 +168,9 @@ class FinetuneManager:
             return job
 
     def tasks(self) -> list[dict]:
-        """The shipped tasks, asked of the trainer (`--list-tasks` imports no torch)."""
-        if self._tasks is None:
+        """The shipped tasks, asked of the trainer (`--list-tasks` imports no torch); a failure is
+        remembered for a while (a page load must not start a process each time)."""
+        if self._tasks is None and time.monotonic() >= self._tasks_retry:
             try:
                 out = subprocess.run([sys.executable, "-m", "training", "finetune", "--list-tasks"], cwd=REPO,
                                      capture_output=True, text=True, timeout=60, check=True).stdout
@@ -177,8 +179,8 @@ class FinetuneManager:
                 self._tasks = [t for t in tasks if isinstance(t, dict) and isinstance(t.get("name"), str)]
             except (OSError, ValueError, subprocess.SubprocessError) as e:
                 log.warning("fine-tune tasks unavailable: %s", e)
-                return []
-        return self._tasks
+                self._tasks_retry = time.monotonic() + 30
+        return self._tasks or []
 
     # ---- starting --------------------------------------------------------------------------------
     def start(self, settings: dict, task_text: str | None) -> dict:

@@ -101,3 +101,14 @@ def test_an_oversized_task_file_is_413():
     with pytest.raises(ApiError) as err:
         task_file.parse(jsonl(GOOD) * 100, 1000)
     assert err.value.status == 413 and err.value.parameter == "task_text"
+
+
+def test_a_snapshot_summary_is_by_pretraining_step():
+    by_step = [{"model": "step-000000", "step": 0, "mean": 0.5, "lo": 0.4, "hi": 0.6, "n": 3},
+               {"model": "final", "step": 392, "mean": 0.7, "lo": 0.6, "hi": 0.8, "n": 3}]
+    state = ev.fold([{"event": "result", "arm": "full", "size": 32, "seed": 0, "step": 0, "accuracy": 0.5},
+                     {"event": "summary", "results": {"full": {"32": {"mean": 0.6, "lo": 0.5, "hi": 0.7, "n": 6}}},
+                      "by_step": by_step}])
+    assert state["by"] == "step"
+    assert state["summary"] == {"full": {"0": {"mean": 0.5, "lo": 0.4, "hi": 0.6, "n": 3},
+                                         "392": {"mean": 0.7, "lo": 0.6, "hi": 0.8, "n": 3}}}

@@ -1,45 +1,15 @@
 /* The fine-tune lab (/finetune): start a fine-tune (instructor), watch its label-efficiency plot fill in
    live (GET /api/finetunes/{id}/events), read the same numbers in a table, try the exported classifiers.
    Every number drawn is one the API returned (the job's `summary`, or `so_far` until it arrives). */
-const $ = (sel) => document.querySelector(sel);
-const SVG = "http://www.w3.org/2000/svg";
+import { el, svg, $ } from "../lib/dom.js";
+import { showError, clearError } from "../lib/errors.js";
+import { api } from "../lib/api.js";
+
 const ARM_TEXT = { full: "Pretrained + fine-tuned", probe: "Linear probe (frozen)", scratch: "From scratch" };
 const ARMS = ["full", "probe", "scratch"];
 
-function el(tag, attrs = {}, kids = []) {
-  const node = tag.startsWith("svg:") ? document.createElementNS(SVG, tag.slice(4)) : document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (v === null || v === undefined || v === false) continue;
-    if (k === "text") node.textContent = v;
-    else node.setAttribute(k, v === true ? "" : String(v));
-  }
-  for (const kid of [].concat(kids)) if (kid) node.append(kid);
-  return node;
-}
-
-function showError(message) {
-  const box = $("#error-box");
-  if (box) box.textContent = message || "";
-}
-
-async function api(path, options = {}) {
-  const init = { headers: { Accept: "application/json" }, credentials: "same-origin", ...options };
-  if (options.body !== undefined) {
-    init.body = JSON.stringify(options.body);
-    init.headers["Content-Type"] = "application/json";
-  }
-  const response = await fetch(path, init);
-  const data = await response.json().catch(() => null);
-  if (!response.ok) {
-    const detail = (data && data.detail) || response.statusText;
-    const error = new Error(detail + " (HTTP " + response.status + ")");
-    error.parameter = data && data.parameter;
-    throw error;
-  }
-  return data;
-}
-
-export const pct = (x) => (x === null || x === undefined ? "–" : (100 * x).toFixed(1) + " %");
+/* Accuracies always with one decimal (the table and the API's numbers compare digit for digit). */
+const pct = (x) => (x === null || x === undefined ? "–" : (100 * x).toFixed(1) + " %");
 
 /* ---------- the numbers: the API's summary, else its results so far ---------- */
 function table(detail) {
@@ -64,9 +34,9 @@ function plot(figure, series, opts) {
   figure.querySelector("svg")?.remove();
   const W = 560, H = 320, L = 56, R = 16, T = 16, B = 48;
   const xs = series.flatMap((s) => s.points.map((p) => p.x)).filter((x) => x !== null && x > 0);
-  const svg = el("svg:svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": opts.label, class: "plot" });
+  const svg = svg("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": opts.label, class: "plot" });
   if (!xs.length) {
-    svg.append(el("svg:text", { x: W / 2, y: H / 2, "text-anchor": "middle", class: "plot-empty", text: opts.empty }));
+    svg.append(svg("text", { x: W / 2, y: H / 2, "text-anchor": "middle", class: "plot-empty", text: opts.empty }));
     figure.prepend(svg);
     return;
   }
@@ -79,35 +49,35 @@ function plot(figure, series, opts) {
   const py = (y) => T + (1 - (y - y0) / (y1 - y0)) * (H - T - B);
   for (let i = 0; i <= 4; i++) {
     const y = y0 + ((y1 - y0) * i) / 4;
-    svg.append(el("svg:line", { x1: L, x2: W - R, y1: py(y), y2: py(y), class: "grid" }),
-      el("svg:text", { x: L - 6, y: py(y) + 4, "text-anchor": "end", class: "tick", text: opts.yTick(y) }));
+    svg.append(svg("line", { x1: L, x2: W - R, y1: py(y), y2: py(y), class: "grid" }),
+      svg("text", { x: L - 6, y: py(y) + 4, "text-anchor": "end", class: "tick", text: opts.yTick(y) }));
   }
   for (const x of [...new Set(xs)]) {
-    svg.append(el("svg:text", { x: px(x), y: H - B + 18, "text-anchor": "middle", class: "tick", text: String(x) }));
+    svg.append(svg("text", { x: px(x), y: H - B + 18, "text-anchor": "middle", class: "tick", text: String(x) }));
   }
-  svg.append(el("svg:text", { x: (L + W - R) / 2, y: H - 8, "text-anchor": "middle", class: "axis", text: opts.xLabel }));
+  svg.append(svg("text", { x: (L + W - R) / 2, y: H - 8, "text-anchor": "middle", class: "axis", text: opts.xLabel }));
   for (const s of series) {
     const pts = s.points.filter((p) => p.x !== null && p.mean !== null);
     if (s.flat !== undefined) {
-      svg.append(el("svg:line", { x1: L, x2: W - R, y1: py(s.flat), y2: py(s.flat), class: "line dashed " + s.cls }));
+      svg.append(svg("line", { x1: L, x2: W - R, y1: py(s.flat), y2: py(s.flat), class: "line dashed " + s.cls }));
       continue;
     }
     if (pts.length > 1) {
-      svg.append(el("svg:polyline", { points: pts.map((p) => px(p.x) + "," + py(p.mean)).join(" "), class: "line " + s.cls }));
+      svg.append(svg("polyline", { points: pts.map((p) => px(p.x) + "," + py(p.mean)).join(" "), class: "line " + s.cls }));
     }
     for (const p of pts) {
       if (p.lo !== null && p.lo !== undefined && p.hi !== null) {
-        svg.append(el("svg:line", { x1: px(p.x), x2: px(p.x), y1: py(Math.max(y0, p.lo)), y2: py(Math.min(y1, p.hi)),
+        svg.append(svg("line", { x1: px(p.x), x2: px(p.x), y1: py(Math.max(y0, p.lo)), y2: py(Math.min(y1, p.hi)),
           class: "whisker " + s.cls }));
       }
-      svg.append(el("svg:circle", { cx: px(p.x), cy: py(p.mean), r: 4, class: "dot " + s.cls },
-        el("svg:title", { text: `${s.name}: ${opts.yTick(p.mean)} at ${p.x}` })));
+      svg.append(svg("circle", { cx: px(p.x), cy: py(p.mean), r: 4, class: "dot " + s.cls },
+        svg("title", { text: `${s.name}: ${opts.yTick(p.mean)} at ${p.x}` })));
     }
   }
-  const legend = el("svg:g", { class: "legend" });
+  const legend = svg("g", { class: "legend" });
   series.forEach((s, i) => {
-    legend.append(el("svg:rect", { x: L + 8, y: T + 4 + i * 18, width: 14, height: 4, class: "swatch " + s.cls }),
-      el("svg:text", { x: L + 28, y: T + 10 + i * 18, class: "tick", text: s.name }));
+    legend.append(svg("rect", { x: L + 8, y: T + 4 + i * 18, width: 14, height: 4, class: "swatch " + s.cls }),
+      svg("text", { x: L + 28, y: T + 10 + i * 18, class: "tick", text: s.name }));
   });
   svg.append(legend);
   figure.prepend(svg);
@@ -149,13 +119,17 @@ function gapSentence(detail, numbers, keys) {
   if (!both.length || detail.by === "step") { p.textContent = ""; return; }
   const k = both.includes("32") ? "32" : both[0];
   const full = numbers.full[k].mean, scratch = numbers.scratch[k].mean;
-  const gap = 100 * (full - scratch);
+  // the trainer's paired difference (full minus scratch, seed by seed) once the summary is in
+  const diff = detail.summary && detail.difference && detail.difference.by_size ? detail.difference.by_size[k] : null;
+  const gap = 100 * (diff ? diff.mean : full - scratch);
+  const range = diff && diff.lo !== null && diff.lo !== undefined
+    ? ` (95 % interval of the difference, seed by seed: ${(100 * diff.lo).toFixed(1)} to ${(100 * diff.hi).toFixed(1)} points)` : "";
   const what = k === "all" ? "all the labelled examples" : `${k} labelled examples`;
   p.textContent = gap > 0
     ? `With ${what}, the pretrained model scores ${pct(full)} on held-out examples and the same model from scratch ` +
-      `${pct(scratch)}: the gap of ${gap.toFixed(1)} points is the pretraining advantage.`
+      `${pct(scratch)}: the gap of ${gap.toFixed(1)} points${range} is the pretraining advantage.`
     : `With ${what}, the pretrained model scores ${pct(full)} and the model from scratch ${pct(scratch)}: ` +
-      `here pretraining bought no advantage (${gap.toFixed(1)} points).`;
+      `here pretraining bought no advantage (${gap.toFixed(1)} points${range}).`;
 }
 
 async function renderOverTime(detail, numbers, keys) {
@@ -164,8 +138,8 @@ async function renderOverTime(detail, numbers, keys) {
   if (box.hidden || !detail.settings.run) return;
   const run = detail.settings.run;
   if (!view.runs[run]) {
-    view.runs[run] = Promise.all([api("/api/runs/" + encodeURIComponent(run)),
-      api("/api/models/" + encodeURIComponent(run)).catch(() => null)]);
+    view.runs[run] = Promise.all([api("/api/runs/" + encodeURIComponent(run), { model: false }),
+      api("/api/models/" + encodeURIComponent(run), { model: false, quiet: true }).catch(() => null)]);
   }
   const [info, set] = await view.runs[run];
   const curve = ((set && set.cards && set.cards.bert && set.cards.bert.curves) || [])
@@ -194,6 +168,7 @@ function render(detail) {
     ? `${detail.done} of ${total} fine-tunes done · ${start.kind === "token" ? "per-character" : "whole-text"} task, ` +
       `labels ${(start.labels || []).join(", ")} · ${start.n_train} training and ${start.n_test} held-out examples`
     : "starting…";
+  $("#ft-how").textContent = start.how || "";
   const active = detail.status === "queued" || detail.status === "running";
   $("#ft-cancel").hidden = !(view.instructor && active);
   $("#ft-delete").hidden = !(view.instructor && !active);
@@ -219,7 +194,8 @@ function render(detail) {
     $("#ft-gpt-result").textContent = g !== null
       ? `GPT's held-out accuracy: ${pct(g)}` + (gw.chance ? ` (chance: ${pct(gw.chance)})` : "") +
         (gw.model ? ` · model ${gw.model}` : "")
-      : (gw.reason || gw.message || "not measured for this task");
+      : "not measured: " + (gw.why || gw.reason || gw.message || "no answer for this task");
+    if (gw.method) $("#ft-gpt-result").textContent += " · how: " + gw.method;
   }
   const ready = (detail.classifiers || []).filter((c) => c.model);
   $("#ft-classify").disabled = !ready.length;
@@ -275,10 +251,10 @@ async function classify() {
   const box = $("#ft-answers");
   const ready = ((view.detail && view.detail.classifiers) || []).filter((c) => c.model);
   if (!text.trim() || !ready.length) return;
-  showError("");
+  clearError();
   const cards = await Promise.all(ready.map(async (c) => {
     try {
-      return answerCard(c, await api("/api/classify", { method: "POST", body: { model: c.model, text } }));
+      return answerCard(c, await api("/api/classify", { body: { model: c.model, text }, model: false, quiet: true }));
     } catch (e) {
       return el("div", { class: "answer", "data-arm": c.arm }, [el("h3", { text: ARM_TEXT[c.arm] || c.arm }),
         el("p", { class: "error-box", text: e.message })]);
@@ -289,7 +265,7 @@ async function classify() {
 
 /* ---------- the list and the start form ---------- */
 async function loadJobs() {
-  const data = await api("/api/finetunes");
+  const data = await api("/api/finetunes", { model: false });
   view.instructor = data.instructor;
   const list = $("#ft-jobs");
   list.replaceChildren(...data.finetunes.map((j) => el("li", {}, [
@@ -307,12 +283,15 @@ async function setUpStart(data) {
     $("#ft-disabled").textContent = "Fine-tuning needs the train extra on the server: pip install -e \".[train]\"";
     return;
   }
-  const [models, tasks] = await Promise.all([api("/api/models"), api("/api/tasks")]);
+  const [models, tasks] = await Promise.all([api("/api/models", { model: false }), api("/api/tasks", { model: false })]);
   const berts = models.sets.filter((s) => (s.families || []).includes("bert"));
   $("#ft-model").replaceChildren(...berts.map((s) => el("option", { value: s.id, "data-run": s.run || "", text: s.name })));
   $("#ft-task").replaceChildren(...tasks.tasks.map((t) => el("option", { value: t.name,
     text: t.title || t.description ? `${t.name}: ${t.title || t.description}` : t.name })),
   el("option", { value: "", text: "Upload a task file…" }));
+  const params = new URLSearchParams(location.search);
+  if (berts.some((s) => s.id === params.get("model"))) $("#ft-model").value = params.get("model");
+  if (params.get("snapshots") === "1") $("#ft-snapshots").checked = true;
   const sync = () => {
     $("#ft-upload-box").hidden = $("#ft-task").value !== "";
     const fromRun = !!$("#ft-model").selectedOptions[0]?.dataset.run;
@@ -340,7 +319,7 @@ async function start() {
   }
   note.textContent = "starting…";
   try {
-    const job = await api("/api/finetunes", { method: "POST", body });
+    const job = await api("/api/finetunes", { body, model: false, quiet: true });
     note.textContent = "";
     await loadJobs();
     watch(job.id);
@@ -354,10 +333,10 @@ async function main() {
   $("#ft-classify").addEventListener("click", classify);
   $("#ft-text").addEventListener("keydown", (e) => { if (e.key === "Enter") classify(); });
   $("#ft-cancel").addEventListener("click", async () => {
-    await api("/api/finetunes/" + encodeURIComponent(view.id), { method: "DELETE" }).catch((e) => showError(e.message));
+    await api("/api/finetunes/" + encodeURIComponent(view.id), { method: "DELETE", model: false }).catch(() => null);
   });
   $("#ft-delete").addEventListener("click", async () => {
-    await api("/api/finetunes/" + encodeURIComponent(view.id), { method: "DELETE" }).catch((e) => showError(e.message));
+    await api("/api/finetunes/" + encodeURIComponent(view.id), { method: "DELETE", model: false }).catch(() => null);
     history.replaceState(null, "", location.pathname);
     location.reload();
   });

@@ -1,0 +1,149 @@
+"""/finetune in a real browser: the lesson at phone width and in projector mode; the instructor
+starts a fine-tune from the page with an uploaded task file (the real trainer on the tiny models);
+a student's browser watches it fill the plot and the table, whose numbers are the API's, and asks
+the exported classifiers in "Try it"."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("playwright.sync_api")
+_spec = importlib.util.spec_from_file_location("browser_suite", Path(__file__).with_name("conftest.py"))
+_suite = sys.modules.setdefault("browser_suite", importlib.util.module_from_spec(_spec))
+_spec.loader.exec_module(_suite)
+make_page = _suite.make_page
+
+pytestmark = pytest.mark.browser
+TOKEN = "browser-teacher-token"
+REPO = Path(__file__).resolve().parents[2]
+
+
+def trainer_has_finetune() -> bool:
+    try:
+        return subprocess.run([sys.executable, "-m", "training", "finetune", "--list-tasks"], cwd=REPO,
+                              capture_output=True, timeout=120).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+@pytest.fixture(scope="module")
+def ft_server(tiny_models_dir, tmp_path_factory, app_server):
+    from app.config import Settings
+    from app.main import create_app
+
+    settings = Settings(models_dir=tiny_models_dir, data_dir=tmp_path_factory.mktemp("data"), instructor_token=TOKEN,
+                        run_threads=1)
+    with app_server(create_app(settings)) as url:
+        yield url
+
+
+def get(url: str) -> dict:
+    with urllib.request.urlopen(url, timeout=30) as r:
+        return json.loads(r.read())
+
+
+def no_horizontal_scroll(page) -> bool:
+    return page.evaluate("document.scrollingElement.scrollWidth <= window.innerWidth + 1")
+
+
+def test_the_lesson_reads_on_a_phone_and_on_a_projector(browser, ft_server):
+    ctx, page, rec = make_page(browser, ft_server, 390, 844)
+    page.goto("/finetune")
+    page.wait_for_selector("#ft-plot svg")
+    text = page.inner_text("main")
+    for term in ("Self-supervision", "CLS head", "Per-character head", "Linear probe", "From scratch",
+                 "Held-out accuracy", "95 % interval", "in-context learning"):
+        assert term in text or term in page.content(), term
+    assert page.is_visible("#ft-login") and page.is_hidden("#ft-start")  # students watch, the instructor starts
+    assert page.is_visible("a[href='/concepts']")
+    assert no_horizontal_scroll(page)
+    rec.assert_clean(page)
+    ctx.close()
+    ctx, page, rec = make_page(browser, ft_server, 1280, 720)
+    page.goto("/finetune?projector=1")
+    page.wait_for_selector("#ft-plot svg")
+    assert page.evaluate("document.documentElement.classList.contains('projector')")
+    assert page.is_hidden("#ft-lesson")  # the projector shows the plot, not the glossary
+    page.keyboard.press("Tab")  # keyboard reaches the page's controls
+    assert page.evaluate("document.activeElement !== document.body")
+    rec.assert_clean(page)
+    ctx.close()
+
+
+def test_home_and_train_link_here(browser, ft_server):
+    ctx, page, rec = make_page(browser, ft_server)
+    for path in ("/", "/train"):
+        page.goto(path)
+        assert page.locator("main a[href='/finetune']").count() >= 1, path
+    ctx.close()
+
+
+def task_file(folder: Path) -> Path:
+    rows = []
+    for i in range(40):
+        good = i % 2 == 0
+        rows.append({"text": f"Line {i} speaks of {'the king and the crown' if good else 'a ship upon the sea'}",
+                     "label": "king" if good else "sea", **({"split": "test"} if i >= 30 else {})})
+    path = folder / "king-or-sea.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    return path
+
+
+def percents(text: str) -> list[float]:
+    return [float(x) for x in re.findall(r"(-?[0-9]+\.[0-9]) %", text)]
+
+
+@pytest.mark.skipif(not trainer_has_finetune(), reason="python -m training finetune is not in this checkout yet")
+def test_instructor_starts_students_watch_and_the_numbers_are_the_apis(browser, ft_server, tmp_path):
+    teacher_ctx, teacher, t_rec = make_page(browser, ft_server)
+    teacher.goto(f"/login#token={TOKEN}")
+    teacher.wait_for_url(re.compile(r"/train"))
+    teacher.goto("/finetune")
+    teacher.wait_for_selector("#ft-start:not([hidden])")
+    teacher.select_option("#ft-task", "")
+    teacher.set_input_files("#ft-file", str(task_file(tmp_path)))
+    teacher.fill("#ft-sizes", "4,all")
+    teacher.fill("#ft-seeds", "2")
+    teacher.click("#ft-go")
+    teacher.wait_for_function("() => /job=f-/.test(location.search)")
+    job_id = teacher.evaluate("new URLSearchParams(location.search).get('job')")
+
+    student_ctx, student, s_rec = make_page(browser, ft_server, 390, 844)
+    student.goto("/finetune")
+    student.wait_for_function("() => document.querySelector('#ft-status').textContent === 'finished'", timeout=600_000)
+    job = get(f"{ft_server}/api/finetunes/{job_id}")
+    assert job["status"] == "finished"
+    # the table's numbers are the API's summary, arm by arm and size by size
+    for arm, sizes in job["summary"].items():
+        for size, cell in sizes.items():
+            shown = percents(student.inner_text(f"#ft-table tr[data-arm={arm}] td[data-size='{size}']"))
+            want = [100 * cell["mean"]] + ([100 * cell["lo"], 100 * cell["hi"]] if cell["lo"] is not None else [])
+            assert shown == pytest.approx(want, abs=0.051), (arm, size, shown, want)
+    assert student.locator("#ft-plot circle").count() == sum(len(s) for s in job["summary"].values())
+    gap = student.inner_text("#ft-gap")
+    assert "pretrain" in gap and "scratch" in gap
+    # Try it: every served classifier answers, with the API's probabilities
+    student.fill("#ft-text", "Line 5 speaks of the sea")
+    student.click("#ft-classify")
+    served = [c for c in job["classifiers"] if c.get("model")]
+    student.wait_for_function(f"() => document.querySelectorAll('#ft-answers .answer').length === {len(served)}")
+    for c in served:
+        req = urllib.request.Request(f"{ft_server}/api/classify", method="POST", headers={"Content-Type": "application/json"},
+                                     data=json.dumps({"model": c["model"], "text": "Line 5 speaks of the sea"}).encode())
+        with urllib.request.urlopen(req, timeout=30) as r:
+            out = json.loads(r.read())
+        card = student.inner_text(f"#ft-answers .answer[data-arm={c['arm']}]")
+        assert out["prediction"] in card
+        assert percents(card)[-len(out["labels"]):] == pytest.approx([100 * p for p in out["probabilities"]], abs=0.051)
+    assert no_horizontal_scroll(student)
+    s_rec.assert_clean(student)
+    t_rec.assert_clean(teacher)
+    teacher_ctx.close()
+    student_ctx.close()
