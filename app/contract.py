@@ -9,6 +9,10 @@ A model set is a folder (models/ is the shipped one; a training run's folders ha
     <family>.card.json  config (vocab_size, context, n_layer, n_head, n_embd, ...), metrics, curves
     nsp_quiz.json       {"items": [{"id", "a", "b", "is_next", "source_a", "source_b"}, ...]} (optional)
     set.json            {"id", "name"} (optional; the shipped set's id is "shakespeare")
+    classifier.onnx     a fine-tuned BERT with a head (python -m training finetune): input input_ids
+                        (and token_type_ids when the graph has it), [CLS] text [SEP]; output logits,
+                        (1, n_labels) for a whole-input task, (1, T, n_labels) for a per-character one
+    classifier.card.json  task, kind (sequence|token), labels, arm, base model, examples, accuracy
 
 training/export.py states the same names from the exporting side; tests/app/test_contract.py
 holds the two to each other. Everything here is plain data and numpy: no torch, no HTTP.
@@ -25,10 +29,15 @@ FIRST_CHAR = len(SPECIALS)  # ids below this are special tokens: never predicted
 MASK_MARKER = "[MASK]"
 
 FAMILIES = ("gpt", "bert")
+PARTS = (*FAMILIES, "classifier")  # what a model set may hold; a classifier set holds only that
 SET_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$"  # model set ids: safe in URLs and file names
 QUIZ_ID_PATTERN = r"^[A-Za-z0-9_.-]{1,64}$"
 BERT_INPUTS = ["input_ids", "token_type_ids"]
 BERT_OUTPUTS = ["mlm_logits", "nsp_logits"]
+CLASSIFIER_INPUTS = ["input_ids", "token_type_ids"]  # token_type_ids optional
+CLASSIFIER_OUTPUT = "logits"
+CLASSIFIER_KINDS = {"sequence": 2, "token": 3}  # kind -> rank of logits
+MAX_LABELS = 20
 
 
 def cache_names(n_layer: int, prefix: str = "past") -> list[str]:
@@ -161,3 +170,40 @@ def check_quiz(items, context: int | None) -> list[dict]:
             raise ValueError(f"{where}: a and b do not fit BERT's context of {context}")
         out.append(dict(it))
     return out
+
+
+def classifier_context(card: dict) -> int:
+    """The classifier's sequence budget ([CLS] text [SEP] included), from its card."""
+    config = card.get("config") if isinstance(card.get("config"), dict) else {}
+    value = config.get("context", card.get("context"))
+    if not isinstance(value, int) or isinstance(value, bool) or value < 3:
+        raise ValueError("classifier card: context (or config.context) must be an integer of at least 3")
+    return value
+
+
+def check_classifier(session, card: dict, vocab_size: int) -> None:
+    """Raise ValueError unless classifier.onnx and its card agree with this contract: kind and
+    labels on the card; input_ids (and maybe token_type_ids) in; logits of the kind's rank out
+    with one column per label."""
+    kind, labels = card.get("kind"), card.get("labels")
+    if kind not in CLASSIFIER_KINDS:
+        raise ValueError(f"classifier card: kind must be one of {sorted(CLASSIFIER_KINDS)}")
+    if (not isinstance(labels, list) or not 2 <= len(labels) <= MAX_LABELS
+            or not all(isinstance(x, str) and x for x in labels) or len(set(labels)) != len(labels)):
+        raise ValueError(f"classifier card: labels must be 2 to {MAX_LABELS} distinct non-empty strings")
+    classifier_context(card)
+    config = card.get("config") if isinstance(card.get("config"), dict) else {}
+    if config.get("vocab_size", vocab_size) != vocab_size:
+        raise ValueError(f"classifier card vocab_size {config['vocab_size']} disagrees with vocab.json ({vocab_size})")
+    inputs = {i.name: i for i in session.get_inputs()}
+    outputs = {o.name: o for o in session.get_outputs()}
+    if "input_ids" not in inputs or not set(inputs) <= set(CLASSIFIER_INPUTS):
+        raise ValueError(f"classifier.onnx inputs are {sorted(inputs)}, expected input_ids (and token_type_ids)")
+    if CLASSIFIER_OUTPUT not in outputs:
+        raise ValueError(f"classifier.onnx outputs are {sorted(outputs)}, expected {CLASSIFIER_OUTPUT}")
+    dims = _dims(outputs[CLASSIFIER_OUTPUT])
+    if len(dims) != CLASSIFIER_KINDS[kind]:
+        raise ValueError(f"classifier.onnx logits have {len(dims)} dimensions; a {kind} classifier has "
+                         f"{CLASSIFIER_KINDS[kind]}")
+    if dims[-1] not in (None, len(labels)):
+        raise ValueError(f"classifier.onnx gives {dims[-1]} scores, the card names {len(labels)} labels")

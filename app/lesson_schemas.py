@@ -7,12 +7,11 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from .schemas import MAX_SEED, SEED_DOC, CharProb, Strict, UnknownChar
+from .schemas import (MAX_COMPARE_CHARS, MAX_DRAWS, MAX_LESSON_MASK_RATE, MAX_MEAN_SPAN, MAX_SEED, SEED_DOC, CharProb,
+                      Strict, UnknownChar)
 
-MAX_COMPARE_CHARS = 64  # every position is one BERT forward for the strip: keep it a sentence
 MAX_ATTENTION_CHARS = 48  # a grid a person can read
 MAX_PAD = 8
-MAX_DRAWS = 200
 
 
 # ---- GPT vs BERT on the same blank ----
@@ -53,21 +52,29 @@ class CompareResponse(BaseModel):
 
 # ---- real attention ----
 
+MAX_VIEW_INDEX = 63  # a layer or head index; the set's own n_layer / n_head is checked per request
+
 class AttentionRequest(Strict):
     text: str = Field(min_length=1, max_length=MAX_ATTENTION_CHARS, description=f"1 to {MAX_ATTENTION_CHARS} characters.")
     pad: int = Field(2, ge=0, le=MAX_PAD, description="[PAD] slots appended to BERT's input (their columns stay empty).")
+    layer: int = Field(-1, ge=-1, le=MAX_VIEW_INDEX, description=(
+        "Which layer's weights to send (0-based); -1 = the mean over the layers. Must be below the models' n_layer."))
+    head: int = Field(-1, ge=-1, le=MAX_VIEW_INDEX, description=(
+        "Which head's weights to send (0-based); -1 = the mean over the heads. Must be below the models' n_head."))
 
 
 class AttentionMaps(BaseModel):
     tokens: list[str] = Field(description="What the model read: the text (GPT); [CLS] text [SEP] [PAD]... (BERT).")
     n_layer: int
     n_head: int
-    weights: list[list[list[list[float]]]] = Field(description="(layer, head, query, key): each row sums to 1 over the allowed keys.")
-    head_means: list[list[list[float]]] = Field(description="(layer, query, key): the mean over heads.")
-    mean: list[list[float]] = Field(description="(query, key): the mean over every layer and head.")
+    layer: int = Field(description="The layer sent (-1 = mean over the layers).")
+    head: int = Field(description="The head sent (-1 = mean over the heads).")
+    weights: list[list[float]] = Field(description=(
+        "(query, key) weights of the chosen layer and head (or their mean), rounded to 4 decimals: each row sums "
+        "to 1 over the allowed keys."))
     served_logits_max_abs_diff: float = Field(description="Max |logits of the inspection graph - logits of the served graph| on this input.")
-    row_sum_max_error: float = Field(description="Max |sum of a row over allowed keys - 1|.")
-    blocked_max: float = Field(description="Largest weight on a blocked cell (0 when the mask holds).")
+    row_sum_max_error: float = Field(description="Max |sum of a row over allowed keys - 1|, every layer and head, before rounding.")
+    blocked_max: float = Field(description="Largest weight on a blocked cell, every layer and head (0 when the mask holds).")
 
 
 class AttentionResponse(BaseModel):
@@ -80,15 +87,15 @@ class AttentionResponse(BaseModel):
 
 Scheme = Literal["char", "span", "word"]
 SCHEME_DOC = ("char: each character selected with probability mask_rate (BERT's own recipe); span: contiguous "
-              "spans (geometric lengths, mean `mean_span`, SpanBERT / T5 style) up to mask_rate of the characters; "
+              "spans (geometric lengths, mean `mean_span`, SpanBERT style) up to mask_rate of the characters; "
               "word: whole words up to mask_rate of the characters. 80/10/10 applies to each unit as a whole.")
 
 
 class ObjectivesCorruptRequest(Strict):
     text: str = Field(min_length=1, max_length=10_000, description="Plain text (at most the BERT context minus 2).")
     scheme: Scheme = Field("char", description=SCHEME_DOC)
-    mask_rate: float = Field(0.15, gt=0, le=0.5, allow_inf_nan=False, description="Share of characters selected (0 < x <= 0.5).")
-    mean_span: float = Field(3.0, ge=1, le=8, allow_inf_nan=False, description="Mean span length (span scheme).")
+    mask_rate: float = Field(0.15, gt=0, le=MAX_LESSON_MASK_RATE, allow_inf_nan=False, description="Share of characters selected (0 < x <= 0.5).")
+    mean_span: float = Field(3.0, ge=1, le=MAX_MEAN_SPAN, allow_inf_nan=False, description="Mean span length (span scheme).")
     seed: int = Field(0, ge=0, le=MAX_SEED, description=SEED_DOC)
 
 
@@ -124,8 +131,8 @@ class ObjectivesCorruptResponse(BaseModel):
 
 class RecoveryRequest(Strict):
     scheme: Scheme = Field("char", description=SCHEME_DOC)
-    mask_rate: float = Field(0.15, gt=0, le=0.5, allow_inf_nan=False)
-    mean_span: float = Field(3.0, ge=1, le=8, allow_inf_nan=False)
+    mask_rate: float = Field(0.15, gt=0, le=MAX_LESSON_MASK_RATE, allow_inf_nan=False)
+    mean_span: float = Field(3.0, ge=1, le=MAX_MEAN_SPAN, allow_inf_nan=False)
     draws: int = Field(40, ge=1, le=MAX_DRAWS, description=f"Corruptions to run (1 to {MAX_DRAWS}), one held-out text each.")
     seed: int = Field(0, ge=0, le=MAX_SEED, description=SEED_DOC)
 
@@ -165,13 +172,16 @@ class ConceptQuiz(BaseModel):
 
 
 class ConceptAnswer(Strict):
-    choice: int = Field(ge=0, le=9, description="0-based index into the question's choices.")
+    choice: int = Field(ge=0, le=9, description="0-based index into the question's choices, as shown in `order`.")
+    order: int | None = Field(None, ge=0, le=MAX_SEED, description=(
+        "The class set the choices were shown in (as given to GET /api/concepts); omitted = the bank's order."))
 
 
 class ConceptResult(BaseModel):
     id: str
     correct: bool
-    answer: int
+    answer: int = Field(description="Index of the right choice, as shown in the request's `order`.")
+    why: str | None = Field(description="Why the chosen answer is wrong; null when it is right.")
     explanation: str
     applet: str
     applet_label: str

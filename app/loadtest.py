@@ -39,7 +39,7 @@ LINES = [
     "Some are born great, some achieve greatness, and some have greatness thrust upon them.",
 ]
 PAGES = ["/", "/mask-fill", "/generate", "/nsp", "/attention"]
-ASSETS = ["/static/style.css", "/static/common.js", "/static/favicon.svg"]
+ASSETS = ["/static/style.css", "/static/lib/api.js", "/static/favicon.svg"]
 TIMEOUT = httpx.Timeout(30.0)
 
 
@@ -64,7 +64,7 @@ class Student:
         self.gen_text = rng.choice(LINES)[:20]
 
     async def call(self, method: str, path: str, label: str | None = None, **kw) -> httpx.Response | None:
-        """One request, retried after a busy 503 as the applets do (static/common.js: twice at most,
+        """One request, retried after a busy 503 as the applets do (static/lib/api.js: twice at most,
         after Retry-After seconds with jitter). Latency is that of the answer that counted."""
         label = label or f"{method} {path}"
         for attempt in range(3):

@@ -17,7 +17,7 @@ from fastapi.middleware.gzip import GZipMiddleware
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
-from . import __version__, auth, errors, openapi
+from . import __version__, auth, errors, glossary, openapi
 from .classes.addresses import public_hosts
 from .classes.router import router as classes_router
 from .classes.store import Classes
@@ -25,8 +25,9 @@ from .admission import AdmissionControl, AdmissionState
 from .config import Settings
 from .hosts import HostAllowList
 from .middleware import BodySizeLimit
+from .finetunes.jobs import FinetuneManager
 from .registry import Registry
-from .routers import attention, compare, concepts, docs, generation, mask_fill, meta, nsp, objectives, runs
+from .routers import attention, compare, concepts, docs, finetunes, generation, mask_fill, meta, nsp, objectives, runs
 from .runs import RunManager
 from .runtime import Runtime, limit_malloc_arenas
 from .security import HEADERS, SecurityHeaders
@@ -57,9 +58,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             logging.getLogger("app").warning("instructor login: /login#token=%s", settings.instructor_token)
         app.state.registry = load_registry(settings)
         app.state.runs = RunManager(settings, app.state.registry)
+        app.state.finetunes = FinetuneManager(settings, app.state.registry, app.state.runs)
+        app.state.runs.slot_users.append(app.state.finetunes.active_label)  # one training slot for both
         app.state.classes = await to_thread.run_sync(Classes.open, settings)
         await to_thread.run_sync(app.state.runs.startup)
-        scan = asyncio.create_task(runs.rescan(app.state.runs))  # runs finished by other workers
+        await to_thread.run_sync(app.state.finetunes.startup)
+        scans = [asyncio.create_task(runs.rescan(m)) for m in (app.state.runs, app.state.finetunes)]  # other workers' sets
         limiter = to_thread.current_default_thread_limiter()
         if settings.thread_pool:
             limiter.total_tokens = settings.thread_pool
@@ -68,8 +72,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             # files (read in the pool) and stream batches, whatever the cap.
             limiter.total_tokens = max(limiter.total_tokens, settings.max_concurrent_requests + 8)
         yield
-        scan.cancel()
+        for scan in scans:
+            scan.cancel()
         app.state.runs.kill_all()
+        app.state.finetunes.kill_all()
         app.state.classes.close()
 
     app = FastAPI(title="Pretraining Playground", version=__version__, description=DESCRIPTION, lifespan=lifespan,
@@ -78,6 +84,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.registry = None
     app.state.active_streams = 0  # generation streams in flight (tests check it returns to 0)
     app.state.templates = Jinja2Templates(directory=str(settings.templates_dir))
+    glossary.install(app.state.templates.env)
     app.state.admission = AdmissionState(max_in_flight=settings.max_concurrent_requests,
                                           generation_share=settings.generation_share)
     errors.install_handlers(app, HEADERS)
@@ -85,7 +92,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # add_middleware puts each one outside the ones added before it
     # A training text may be larger than an inference body (JSON escaping: up to 2x + room)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes, timeout_s=settings.body_timeout_s or None,
-                       paths={"/api/runs": 2 * settings.max_corpus_bytes + 64 * 1024})
+                       paths={p: 2 * settings.max_corpus_bytes + 64 * 1024 for p in ("/api/runs", "/api/finetunes")})
     if settings.gzip_min_bytes:  # text/event-stream is in Starlette's excluded types: streams stay unbuffered
         app.add_middleware(GZipMiddleware, minimum_size=settings.gzip_min_bytes, compresslevel=5)
     app.add_middleware(AdmissionControl, state=app.state.admission)
@@ -94,7 +101,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     if settings.static_dir.is_dir():  # without the applets' files /static/... is a plain 404
         app.mount("/static", StaticFiles(directory=str(settings.static_dir)), name="static")
     for router in (meta.router, mask_fill.router, generation.router, nsp.router, attention.router,
-                   compare.router, objectives.router, concepts.router, runs.router, classes_router, docs.router):
+                   compare.router, objectives.router, concepts.router, runs.router, finetunes.router, classes_router,
+                   docs.router):
         app.include_router(router)
     return app
 

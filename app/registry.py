@@ -23,14 +23,15 @@ from pathlib import Path
 
 import numpy as np
 
-from .contract import FAMILIES, FIRST_CHAR, SET_ID_PATTERN, Vocab, check_graph, check_quiz
+from .contract import FAMILIES, FIRST_CHAR, PARTS, SET_ID_PATTERN, Vocab, check_classifier, check_graph, check_quiz
 from .errors import ApiError
 from .runtime import Runtime
 from .tasks.bert import BERT
+from .tasks.classifier import Classifier
 from .tasks.gpt import GPT
 
 log = logging.getLogger("app")
-NAMES = {"gpt": "GPT", "bert": "BERT"}
+NAMES = {"gpt": "GPT", "bert": "BERT", "classifier": "fine-tuned classifier"}
 
 
 def slug(text: str) -> str:
@@ -49,7 +50,7 @@ class SetMeta:
     id: str
     folder: Path
     name: str
-    kind: str = "extra"  # shipped | extra | run | snapshot
+    kind: str = "extra"  # shipped | extra | run | snapshot | classifier
     run: str | None = None
     step: int | None = None
     cards: dict = field(default_factory=dict)
@@ -69,14 +70,14 @@ def read_meta(folder: Path, id: str | None = None, name: str | None = None, **ex
     except (OSError, ValueError):
         pass
     cards = {}
-    for fam in FAMILIES:
+    for fam in PARTS:
         try:
             card = read_json(folder / f"{fam}.card.json")
             if isinstance(card, dict):
                 cards[fam] = card
         except (OSError, ValueError):
             pass
-    families = [f for f in FAMILIES if (folder / f"{f}.onnx").exists() or f in cards]
+    families = [f for f in PARTS if (folder / f"{f}.onnx").exists() or f in cards]
     if not id:
         id = declared.get("id") if isinstance(declared.get("id"), str) else None
         if id and not re.match(SET_ID_PATTERN, id):
@@ -95,6 +96,7 @@ class ModelSet:
         self.vocab: Vocab | None = None
         self.gpt: GPT | None = None
         self.bert: BERT | None = None
+        self.classifier: Classifier | None = None  # a fine-tune's set (app/finetunes/)
         self.cards: dict = {}
         self.quiz: list[dict] | None = None
         self.problems: list[str] = []
@@ -113,24 +115,28 @@ class ModelSet:
             problem("vocab.json is missing (so neither model is served)")
         except (OSError, ValueError, KeyError, TypeError) as e:
             problem(f"vocab.json: {e} (so neither model is served)")
-        for fam in FAMILIES:
+        for fam in PARTS:
             files = [folder / f"{fam}.card.json", folder / f"{fam}.onnx"]
             missing = [f.name for f in files if not f.is_file()]
-            if len(missing) == 2 and meta.families and fam not in meta.families:
+            if len(missing) == 2 and (fam not in FAMILIES or meta.families and fam not in meta.families):
                 continue  # a set trained without this family: a 409 says so, no problem
             if missing:
                 problem(f"{fam}: {' and '.join(missing)} missing")
                 continue
             try:
                 card = read_json(files[0])
-                if not isinstance(card, dict) or not isinstance(card.get("config"), dict):
+                if not isinstance(card, dict) or fam in FAMILIES and not isinstance(card.get("config"), dict):
                     raise ValueError("the card is not an object with a config")
                 s.cards[fam] = card
                 if s.vocab is None:
                     continue
                 session = runtime.session(files[1])
-                check_graph(fam, session, card["config"], s.vocab.size)
-                task = (GPT if fam == "gpt" else BERT)(session, s.vocab, card["config"], runtime.gate)
+                if fam == "classifier":
+                    check_classifier(session, card, s.vocab.size)
+                    task = Classifier(session, s.vocab, card, runtime.gate)
+                else:
+                    check_graph(fam, session, card["config"], s.vocab.size)
+                    task = (GPT if fam == "gpt" else BERT)(session, s.vocab, card["config"], runtime.gate)
                 smoke_test(fam, task)
                 setattr(s, fam, task)
             except Exception as e:  # noqa: BLE001 - any broken file leaves that model unserved
@@ -148,7 +154,7 @@ class ModelSet:
 
     @property
     def status(self) -> str:
-        if self.gpt is None and self.bert is None:
+        if self.gpt is None and self.bert is None and self.classifier is None:
             return "failed"
         return "degraded" if self.problems else "ok"
 
@@ -158,6 +164,13 @@ def smoke_test(family: str, task) -> None:
     generation uses: a card whose context disagrees with the graph (position table too short), or
     a graph with the wrong output shapes, fails here, at load, instead of on every request."""
     vocab = task.vocab.size
+    if family == "classifier":
+        for n in sorted({1, task.room}):
+            out = task.logits([FIRST_CHAR] * n)
+            want = (len(task.labels),) if task.kind == "sequence" else (n, len(task.labels))
+            if out.shape != want or not np.isfinite(out).all():
+                raise ValueError(f"classifier.onnx gave logits of shape {out.shape} at length {n}, expected {want}")
+        return
     for n in sorted({1, task.context}):
         ids = np.full(n, FIRST_CHAR, dtype=np.int64)
         if family == "gpt":
@@ -266,7 +279,7 @@ class Registry:
         if task is not None:
             return task
         label = NAMES[family]
-        if family not in s.meta.families and (s.gpt or s.bert):
+        if family not in s.meta.families and (s.gpt or s.bert or s.classifier):
             raise ApiError(f"model set {s.id!r} has no {label} (it was trained without one); pick a set "
                            f"with a {label} in the model list", "model", status=409)
         raise ApiError(f"the {label} model of set {s.id!r} is not loaded on this server (see /api/health)",
@@ -277,6 +290,9 @@ class Registry:
 
     def bert(self, id: str | None = None) -> BERT:
         return self.task("bert", id)
+
+    def classifier(self, id: str | None = None) -> Classifier:
+        return self.task("classifier", id)
 
     @property
     def default(self) -> ModelSet:

@@ -64,6 +64,7 @@ class RunManager:
         self.problem: str | None = None  # why runs cannot be stored (data folder not writable)
         self.stopping = False  # server shutdown: runs cut short now are "interrupted", not "cancelled"
         self._presets: list[dict] | None = None
+        self.slot_users: list = []  # callables: who else holds the training slot ({id, name} or None)
 
     # ---- startup, folders, the registry ----------------------------------------------------------
     def startup(self) -> None:
@@ -209,7 +210,7 @@ class RunManager:
             raise ApiError(f"the data folder {self.data_dir} is not writable ({e.strerror}); start the server "
                            f"with a writable --data-dir", None, status=503) from None
         if fd is None:
-            running = self.active()
+            running = self.active() or next(filter(None, (user() for user in self.slot_users)), None)
             what = f"{running['id']} ({running['name']})" if running else "another run"
             raise ApiError(f"a run is already training: {what}; cancel it or wait for it to finish", None, status=409)
         try:

@@ -23,6 +23,10 @@ MAX_MASKS = 32
 MAX_TEMPERATURE = 5.0
 MAX_NEW_TOKENS = 1000
 MAX_SEED = 2**32 - 1
+MAX_COMPARE_CHARS = 64  # /api/compare: every position is one BERT forward for the strip: keep it a sentence
+MAX_DRAWS = 200  # /api/objectives/recovery
+MAX_LESSON_MASK_RATE = 0.5  # /api/objectives/*
+MAX_MEAN_SPAN = 8.0  # /api/objectives/*
 
 TEMPERATURE_DOC = (f"Softmax temperature, 0 to {MAX_TEMPERATURE:g}. 0 = greedy (always the most likely "
                    "character, no randomness); otherwise the logits are divided by it (<1 sharpens, >1 flattens).")
@@ -115,6 +119,10 @@ class Limits(BaseModel):
     max_prompt_chars: int = MAX_PROMPT_CHARS
     max_new_tokens: int = MAX_NEW_TOKENS
     max_temperature: float = MAX_TEMPERATURE
+    max_compare_chars: int = MAX_COMPARE_CHARS
+    max_draws: int = MAX_DRAWS
+    max_lesson_mask_rate: float = MAX_LESSON_MASK_RATE
+    max_mean_span: float = MAX_MEAN_SPAN
 
 
 class ModelSetInfo(BaseModel):
@@ -122,10 +130,10 @@ class ModelSetInfo(BaseModel):
 
     id: str = Field(description="Pass it as `model` to any inference endpoint.")
     name: str = Field(description="For people, e.g. 'Shakespeare (shipped)' or 'Our poems · step 200'.")
-    kind: Literal["shipped", "extra", "run", "snapshot"]
+    kind: Literal["shipped", "extra", "run", "snapshot", "classifier"]
     run: str | None = Field(description="The training run it came from (runs and snapshots).")
     step: int | None = Field(description="Training step of a snapshot.")
-    families: list[Literal["gpt", "bert"]]
+    families: list[Literal["gpt", "bert", "classifier"]]
     status: str = Field(description="ok, degraded, failed, or 'not loaded' (loaded on first use).")
     problems: list[str]
     cards: dict[str, dict[str, Any]]

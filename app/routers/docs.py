@@ -3,7 +3,7 @@
 FastAPI's own /docs page loads Swagger UI from a CDN with an inline script, which a school network
 without internet cannot fetch and the strict CSP (app/security.py) forbids. Here the page is a
 template that loads the vendored copy (static/vendor/swagger-ui, with its license) and a small
-initializer file (static/docs.js): every byte comes from this server."""
+initializer file (static/pages/docs.js): every byte comes from this server."""
 from __future__ import annotations
 
 from fastapi import APIRouter, Request

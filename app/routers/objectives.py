@@ -67,16 +67,23 @@ def cached_recovery(bert, key: tuple, compute) -> dict:
     return out
 
 
+def recovery_figures(registry, model: str | None, scheme: str, mask_rate: float, mean_span: float, draws: int,
+                     seed: int) -> dict:
+    """BERT's top-1 recovery over `draws` corruptions of the set's held-out text, split by action:
+    what the route answers and what `python -m benchmarks.tables recovery` prints for the README."""
+    bert = registry.bert(model)
+    strings, texts = held_out(registry.get(model), bert_text_room(bert.context))
+    key = (scheme, mask_rate, mean_span, draws, seed)
+    out = cached_recovery(bert, key, lambda: corruption.recovery(bert, texts, strings, scheme, mask_rate,
+                                                                   mean_span, draws, seed))
+    return {"scheme": scheme, "draws": draws, "texts": min(draws, len(texts)), "source": HELD_OUT, **out}
+
+
 @router.post("/api/objectives/recovery", response_model=RecoveryResponse, responses=deps.INFERENCE_ERRORS)
 def recovery(req: RecoveryRequest, registry: deps.RegistryDep):
     """BERT's top-1 recovery over `draws` corruptions of held-out text, split by action."""
-    bert = registry.bert(req.model)
-    strings, texts = held_out(registry.get(req.model), bert_text_room(bert.context))
-    key = (req.scheme, req.mask_rate, req.mean_span, req.draws, req.seed)
-    out = cached_recovery(bert, key, lambda: corruption.recovery(bert, texts, strings, req.scheme, req.mask_rate,
-                                                                   req.mean_span, req.draws, req.seed))
-    return deps.respond(RecoveryResponse, {"scheme": req.scheme, "draws": req.draws,
-                                           "texts": min(req.draws, len(texts)), "source": HELD_OUT, **out})
+    return deps.respond(RecoveryResponse, recovery_figures(registry, req.model, req.scheme, req.mask_rate,
+                                                           req.mean_span, req.draws, req.seed))
 
 
 @router.api_route("/objectives", methods=["GET", "HEAD"], response_class=HTMLResponse, include_in_schema=False)

@@ -65,32 +65,49 @@ def inspector(models, family: str, runtime) -> Inspector:
     return found
 
 
-def gpt_attention(models, ids: list[int], runtime) -> dict:
+def gpt_attention(models, ids: list[int], runtime, layer: int, head: int) -> dict:
     """GPT over the text: who attends to whom, and how far the logits are from gpt.onnx's."""
     task = models.gpt
     logits, weights = inspector(models, "gpt", runtime).run(ids)
     served = task.logits(ids)
     return summarise(weights, np.tril(np.ones((len(ids), len(ids)), dtype=bool)),
-                     float(np.abs(logits - served).max()), "gpt", models.id)
+                     float(np.abs(logits - served).max()), "gpt", models.id, layer, head)
 
 
-def bert_attention(models, ids: list[int], pad: int, runtime) -> tuple[list[int], dict]:
+def bert_attention(models, ids: list[int], pad: int, runtime, layer: int, head: int) -> tuple[list[int], dict]:
     """BERT over [CLS] text [SEP] [PAD]*pad (the [PAD] slots show the padding mask at work)."""
     task = models.bert
     seq = [CLS, *ids, SEP] + [PAD] * pad
     logits, weights = inspector(models, "bert", runtime).run(seq)
     served, _ = task.forward(seq)
     allowed = np.broadcast_to(np.asarray(seq) != PAD, (len(seq), len(seq)))
-    return seq, summarise(weights, allowed, float(np.abs(logits - served).max()), "bert", models.id)
+    return seq, summarise(weights, allowed, float(np.abs(logits - served).max()), "bert", models.id, layer, head)
 
 
-def summarise(weights: np.ndarray, allowed: np.ndarray, diff: float, family: str, set_id: str) -> dict:
+# What the page draws: one (query, key) grid, to 4 decimals (a heatmap cell shows 0.1 %). Every
+# layer and head at full precision was ~2 MB of JSON for a 43-character sentence.
+DECIMALS = 4
+
+
+def view(weights: np.ndarray, layer: int, head: int) -> np.ndarray:
+    """(layer, head, query, key) -> the chosen layer's and head's (query, key) grid; -1 averages that axis."""
+    w = weights.mean(axis=0) if layer < 0 else weights[layer]
+    return w.mean(axis=0) if head < 0 else w[head]
+
+
+def summarise(weights: np.ndarray, allowed: np.ndarray, diff: float, family: str, set_id: str, layer: int,
+              head: int) -> dict:
     if not np.isfinite(diff) or diff > AGREEMENT:
         raise ApiError(f"the {family} inspection graph of set {set_id!r} disagrees with the served model "
                        f"(logits differ by {diff:.2g}); re-export it", "model", status=409)
+    n_layer, n_head = weights.shape[:2]
+    for name, index, size in (("layer", layer, n_layer), ("head", head, n_head)):
+        if index >= size:
+            raise ApiError(f"{name} must be -1 (the mean) or below {size}, the {family} model's n_{name}", name,
+                           status=422)
     rows = np.where(allowed, weights, 0.0).sum(-1)
-    return {"weights": weights.tolist(), "mean": weights.mean(axis=(0, 1)).tolist(),
-            "head_means": weights.mean(axis=1).tolist(),
+    return {"n_layer": int(n_layer), "n_head": int(n_head), "layer": layer, "head": head,
+            "weights": np.round(view(weights, layer, head).astype(np.float64), DECIMALS).tolist(),
             "served_logits_max_abs_diff": diff,
             "row_sum_max_error": float(np.abs(rows - 1).max()),
             "blocked_max": float(np.where(allowed, 0.0, weights).max())}

@@ -1,9 +1,10 @@
 """Pretraining corruptions beside BERT's own: which positions are selected (per character, in
-contiguous spans as SpanBERT / T5 do, or whole words), BERT's 80/10/10 on each selected unit, the
+contiguous spans as SpanBERT does, or whole words), BERT's 80/10/10 on each selected unit, the
 two objectives' losses on one text, and BERT's recovery split by what happened at a position.
 
 The shipped BERT was trained per character (training/data.py); spans and whole words are shown
-against that model on purpose: its drop in recovery on them is part of the lesson."""
+against that model on purpose: a span or a word hides a character's neighbours too, and the
+recovery split measures what that costs it."""
 from __future__ import annotations
 
 import re

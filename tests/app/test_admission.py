@@ -179,7 +179,7 @@ def test_only_model_requests_count():
     assert is_inference(scope("POST", "/api/next-token")) and is_inference(scope("GET", "/api/generate/stream"))
     assert is_inference(scope("POST", "/api/nsp/quiz/q001/answer"))
     for method, path in [("GET", "/api/health"), ("GET", "/api/models"), ("GET", "/api/nsp/quiz"),
-                         ("GET", "/"), ("GET", "/static/common.js"), ("POST", "/generate")]:
+                         ("GET", "/"), ("GET", "/static/lib/api.js"), ("POST", "/generate")]:
         assert not is_inference(scope(method, path)), path
 
 

@@ -27,11 +27,11 @@ def test_shipped_inspection_graphs_agree_with_the_served_models(shipped):
     for family in ("gpt", "bert"):
         assert report[family]["parity"]["ok"] and report[family]["parity"]["weights"] <= 1e-4
         assert report[family]["rebuilt_vs_served_logits"] <= 1e-4
-    body = shipped.post("/api/attention", json={"text": "Friends, Romans, countrymen", "pad": 2}).json()
+    body = shipped.post("/api/attention", json={"text": "Friends, Romans, countrymen", "pad": 2, "layer": 3, "head": 5}).json()
     for family in ("gpt", "bert"):
         m = body[family]
         assert m["served_logits_max_abs_diff"] <= 1e-4 and m["row_sum_max_error"] <= 1e-5 and m["blocked_max"] == 0
-        assert np.asarray(m["weights"]).shape[:2] == (4, 6)
+        assert (m["n_layer"], m["n_head"]) == (4, 6) and np.asarray(m["weights"]).shape[0] == len(m["tokens"])
 
 
 def test_shipped_bert_recovers_less_on_spans_and_whole_words(shipped):

@@ -1,4 +1,4 @@
-"""The applets under backpressure: a busy server's 503 + Retry-After is retried (static/common.js),
+"""The applets under backpressure: a busy server's 503 + Retry-After is retried (static/lib/api.js),
 and a 503 that persists is shown as the server's sentence, not a broken page."""
 from __future__ import annotations
 

@@ -84,19 +84,22 @@ def test_attention_heatmaps_are_the_api_weights_with_blocked_cells_empty(page_fa
     page, rec = page_factory()
     page.goto("/attention?text=the+crown&pad=2&layer=0&head=1")
     page.wait_for_selector("#aw-bert table.heat td")
-    r = api(live_server, "/api/attention", {"text": "the crown", "pad": 2}).json()
+    r = api(live_server, "/api/attention", {"text": "the crown", "pad": 2, "layer": 0, "head": 1}).json()
     n = len("the crown")
     # GPT: the upper triangle is blocked (hatched, no colour); BERT: the two [PAD] columns
     assert page.locator("#aw-gpt td.blocked").count() == n * (n - 1) // 2
     assert page.locator("#aw-bert td.blocked").count() == 2 * (n + 4)
     titles = page.eval_on_selector_all("#aw-gpt tbody tr:nth-child(3) td", "tds => tds.map(t => t.title)")
-    w = r["gpt"]["weights"][0][1][2]  # layer 1, head 2, the third character's row
+    w = r["gpt"]["weights"][2]  # layer 1, head 2, the third character's row
     assert [t.split(": ")[-1] for t in titles[:3]] == [f"{x * 100:.1f} %" for x in w[:3]]
     assert page.input_value("#aw-layer") == "0" and page.input_value("#aw-head") == "1"
     page.click("h1")
     page.keyboard.press("]")
     page.wait_for_function("() => new URLSearchParams(location.search).get('layer') === '1'")
-    assert "layer 2" in page.text_content("#aw-gpt caption")
+    page.wait_for_function("() => document.querySelector('#aw-gpt caption').textContent.includes('layer 2')")
+    r2 = api(live_server, "/api/attention", {"text": "the crown", "pad": 2, "layer": 1, "head": 1}).json()
+    titles = page.eval_on_selector_all("#aw-gpt tbody tr:nth-child(3) td", "tds => tds.map(t => t.title)")
+    assert [t.split(": ")[-1] for t in titles[:3]] == [f"{x * 100:.1f} %" for x in r2["gpt"]["weights"][2][:3]]
     assert "agree with the served models" in page.text_content("#aw-status")
     rec.assert_clean(page)
 
@@ -149,4 +152,14 @@ def test_concepts_class_set_link_fixes_the_order_and_answers_explain(page_factor
     page.wait_for_selector("#q-list .q-card:first-child .q-explain")
     assert page.locator("#q-list .q-card:first-child .q-result a").count() == 1
     assert page.text_content("#q-score").endswith("/ 1")
+    # the page marks the key as shown in this class set, and a wrong pick says why it is wrong
+    first = api(live_server, "/api/concepts", params={"order": 5}).json()["questions"][0]
+    truth = api(live_server, f"/api/concepts/{first['id']}/answer", {"choice": 0, "order": 5}).json()
+    marked = page.eval_on_selector_all("#q-list .q-card:first-child .q-choice",
+                                       "ls => ls.findIndex(l => l.classList.contains('is-answer'))")
+    assert marked == truth["answer"]
+    why = page.locator("#q-list .q-card:first-child .q-why")
+    assert why.count() == (0 if truth["correct"] else 1)
+    if not truth["correct"]:
+        assert truth["why"] in why.text_content()
     rec.assert_clean(page)

@@ -88,8 +88,8 @@ def test_share_link_restores_the_run(browser, train_server, finished_run):
 
 
 @pytest.mark.parametrize("path, call", [
-    ("/generate", "PP.api('/api/generate', {body: {prompt: 'Line ', max_new_tokens: 5}})"),
-    ("/mask-fill", "PP.api('/api/mask-fill', {body: {text: 'Line 3 speaks', positions: [1]}})"),
+    ("/generate", "(await import('/static/lib/api.js')).api('/api/generate', {body: {prompt: 'Line ', max_new_tokens: 5}})"),
+    ("/mask-fill", "(await import('/static/lib/api.js')).api('/api/mask-fill', {body: {text: 'Line 3 speaks', positions: [1]}})"),
 ])
 def test_the_new_models_play_in_the_applets(browser, train_server, finished_run, path, call):
     """The run and a snapshot, chosen by the link's `model`, are picked and answer in the applets."""
@@ -102,7 +102,7 @@ def test_the_new_models_play_in_the_applets(browser, train_server, finished_run,
         assert label in page.eval_on_selector("#model-picker", "s => s.selectedOptions[0].textContent")
         with page.expect_request(lambda r: r.method == "POST" and path.replace("/generate", "/api/generate")
                                  .replace("/mask-fill", "/api/mask-fill") in r.url) as req:
-            answer = page.evaluate(f"() => {call}")
+            answer = page.evaluate(f"async () => {call}")
         assert f'"model":"{model}"' in req.value.post_data.replace(" ", "")
         assert answer and ("text" in answer or "masks" in answer)
     rec.assert_clean(page)

@@ -76,26 +76,43 @@ def reference(tiny_runs_dir, family, ids):
     return np.stack([w[0].numpy() for w in ws])
 
 
-def test_attention_weights_match_pytorch_and_rows_sum_to_one(client, models, tiny_runs_dir):
-    r = client.post("/api/attention", json={"text": "the crown", "pad": 3})
+@pytest.mark.parametrize("layer, head", [(0, 1), (1, -1), (-1, 0), (-1, -1)])
+def test_attention_weights_match_pytorch_and_rows_sum_to_one(client, models, tiny_runs_dir, layer, head):
+    r = client.post("/api/attention", json={"text": "the crown", "pad": 3, "layer": layer, "head": head})
     assert r.status_code == 200, r.text
     body = r.json()
     g, b = body["gpt"], body["bert"]
     assert g["tokens"] == list("the crown")
     assert b["tokens"] == ["[CLS]", *"the crown", "[SEP]", "[PAD]", "[PAD]", "[PAD]"]
+    assert (g["layer"], g["head"], b["layer"], b["head"]) == (layer, head, layer, head)
     gw, bw = np.asarray(g["weights"]), np.asarray(b["weights"])
-    assert gw.shape == (g["n_layer"], g["n_head"], 9, 9) and bw.shape == (b["n_layer"], b["n_head"], 14, 14)
+    assert gw.shape == (9, 9) and bw.shape == (14, 14)
     ids, _ = models.vocab.encode("the crown")
-    assert np.abs(gw - reference(tiny_runs_dir, "gpt", ids)).max() <= 1e-4
-    assert np.abs(bw - reference(tiny_runs_dir, "bert", [3, *ids, 4, 0, 0, 0])).max() <= 1e-4
-    # rows sum to 1 over the allowed keys; the blocked cells are empty
+
+    def chosen(w):  # (layer, head, q, k) -> the requested grid, -1 = mean over that axis
+        w = w.mean(axis=0) if layer < 0 else w[layer]
+        return w.mean(axis=0) if head < 0 else w[head]
+    assert np.abs(gw - chosen(reference(tiny_runs_dir, "gpt", ids))).max() <= 1e-4
+    assert np.abs(bw - chosen(reference(tiny_runs_dir, "bert", [3, *ids, 4, 0, 0, 0]))).max() <= 1e-4
+    # rows sum to 1 over the allowed keys (to the 4 decimals sent); the blocked cells are empty
     causal = np.tril(np.ones((9, 9), dtype=bool))
-    assert np.allclose(np.where(causal, gw, 0).sum(-1), 1, atol=1e-5) and np.abs(gw[..., ~causal]).max() == 0
-    assert np.allclose(bw[..., :11].sum(-1), 1, atol=1e-5) and np.abs(bw[..., 11:]).max() == 0
+    assert np.allclose(np.where(causal, gw, 0).sum(-1), 1, atol=1e-3) and np.abs(gw[~causal]).max() == 0
+    assert np.allclose(bw[:, :11].sum(-1), 1, atol=1e-3) and np.abs(bw[:, 11:]).max() == 0
     assert g["served_logits_max_abs_diff"] <= 1e-4 and b["served_logits_max_abs_diff"] <= 1e-4
-    assert g["blocked_max"] == 0 and b["blocked_max"] == 0
-    assert np.allclose(np.asarray(g["mean"]), gw.mean(axis=(0, 1)), atol=1e-6)
-    assert np.allclose(np.asarray(b["head_means"]), bw.mean(axis=1), atol=1e-6)
+    assert g["blocked_max"] == 0 and b["blocked_max"] == 0 and max(g["row_sum_max_error"], b["row_sum_max_error"]) <= 1e-5
+
+
+def test_attention_sends_one_grid_per_model_not_every_layer(client):
+    """A 43-character sentence (the longest the page sends is shorter) answers in a few tens of KB,
+    uncompressed: one (query, key) grid per model, rounded; every layer and head was ~2 MB."""
+    text = "Friends, Romans, countrymen, lend me your e"
+    assert len(text) == 43
+    for layer, head in ((-1, -1), (1, 1)):
+        r = client.post("/api/attention", json={"text": text, "pad": 2, "layer": layer, "head": head},
+                        headers={"Accept-Encoding": "identity"})
+        assert r.status_code == 200 and "gzip" not in r.headers.get("content-encoding", "")
+        assert len(r.content) <= 48 * 1024, len(r.content)
+        assert max(len(x) for row in r.json()["gpt"]["weights"] for x in map(str, row)) <= len("0.1234")
 
 
 def test_attention_without_inspection_graph_is_a_409_naming_model(tiny_models_dir, tmp_path):
@@ -108,7 +125,9 @@ def test_attention_without_inspection_graph_is_a_409_naming_model(tiny_models_di
 
 
 @pytest.mark.parametrize("body, param", [({"text": ""}, "text"), ({"text": "x" * 49}, "text"),
-                                         ({"text": "ab", "pad": 9}, "pad"), ({"text": "ab", "extra": 1}, "extra")])
+                                         ({"text": "ab", "pad": 9}, "pad"), ({"text": "ab", "extra": 1}, "extra"),
+                                         ({"text": "ab", "layer": 2}, "layer"), ({"text": "ab", "head": -2}, "head"),
+                                         ({"text": "ab", "head": 2}, "head")])
 def test_attention_rejects_bad_input(client, body, param):
     r = client.post("/api/attention", json=body)
     assert r.status_code == 422 and r.json()["parameter"] == param
@@ -205,6 +224,7 @@ def test_concepts_answers_are_explained_and_linked_to_served_pages(client):
         right = client.post(f"/api/concepts/{q['id']}/answer", json={"choice": q["answer"]}).json()
         wrong = client.post(f"/api/concepts/{q['id']}/answer", json={"choice": (q["answer"] + 1) % len(q["choices"])}).json()
         assert right["correct"] and not wrong["correct"] and wrong["answer"] == q["answer"]
+        assert right["why"] is None and wrong["why"] == q["choices"][(q["answer"] + 1) % len(q["choices"])]["why"]
         assert len(right["explanation"]) > 40
         page, _, anchor = right["applet"].partition("#")
         served = client.get(page)

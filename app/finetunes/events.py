@@ -1,0 +1,75 @@
+"""What a fine-tune job has done, from the facts: the JSON lines `python -m training finetune`
+printed (kept in the job's events.jsonl). Pure functions, no I/O: the job manager, the API and the
+tests all fold the same lines the same way.
+
+Lines (one JSON object each; unknown events and fields are kept, never fatal):
+    start       task, kind (sequence|token), labels, arms, sizes, seeds, n_train, n_test, jobs
+    result      arm, size, seed, accuracy, n_test, seconds (and step, fine-tuning from snapshots)
+    classifier  arm, dir (a model-set folder under the job's output), accuracy
+    gpt_way     GPT's zero-training answer (scored continuations)
+    summary     results {arm: {size: {mean, lo, hi, n}}}, difference, gpt_way
+    error       message
+"""
+from __future__ import annotations
+
+import math
+
+# Student's t, two-sided 95 %, by degrees of freedom (1..30); beyond, the normal 1.96.
+T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
+       2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
+       2.045, 2.042]
+
+
+def interval(values: list[float]) -> dict:
+    """Mean and 95 % interval of the mean (Student's t over seeds); one value: no interval."""
+    n = len(values)
+    mean = sum(values) / n
+    if n < 2:
+        return {"mean": mean, "lo": None, "hi": None, "n": n}
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    half = (T95[n - 2] if n - 2 < len(T95) else 1.96) * sd / math.sqrt(n)
+    return {"mean": mean, "lo": mean - half, "hi": mean + half, "n": n}
+
+
+def size_key(size) -> str:
+    return str(size)
+
+
+def partial_summary(results: list[dict], by: str = "size") -> dict:
+    """{arm: {size (or step): interval}} over the results so far (the CLI's summary replaces it)."""
+    groups: dict[str, dict[str, list[float]]] = {}
+    for r in results:
+        key = r.get(by)
+        if key is None or not isinstance(r.get("accuracy"), (int, float)):
+            continue
+        groups.setdefault(str(r.get("arm")), {}).setdefault(size_key(key), []).append(float(r["accuracy"]))
+    return {arm: {k: interval(v) for k, v in sizes.items()} for arm, sizes in groups.items()}
+
+
+def fold(lines: list[dict]) -> dict:
+    """The job's results so far from its event lines, in order."""
+    state: dict = {"start": None, "results": [], "classifiers": [], "gpt_way": None, "summary": None,
+                   "difference": None, "error": None, "done": 0, "total": None}
+    for e in lines:
+        kind = e.get("event")
+        if kind == "start":
+            state["start"] = {k: v for k, v in e.items() if k != "event"}
+            state["total"] = e.get("jobs")
+        elif kind == "result":
+            state["results"].append({k: v for k, v in e.items() if k != "event"})
+            state["done"] += 1
+        elif kind == "classifier":
+            state["classifiers"].append({k: v for k, v in e.items() if k != "event"})
+        elif kind == "gpt_way":
+            state["gpt_way"] = {k: v for k, v in e.items() if k != "event"}
+        elif kind == "summary":
+            state["summary"] = e.get("results")
+            state["difference"] = e.get("difference")
+            if e.get("gpt_way") is not None:
+                state["gpt_way"] = e.get("gpt_way")
+        elif kind == "error":
+            state["error"] = e.get("message")
+    snapshots = any("step" in r for r in state["results"])
+    state["by"] = "step" if snapshots else "size"
+    state["so_far"] = partial_summary(state["results"], state["by"])
+    return state

@@ -1,0 +1,118 @@
+"""Request and response bodies of the fine-tune API (app/routers/finetunes.py)."""
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..schemas import Strict, UnknownChar
+
+ARMS = ("full", "probe", "scratch")
+ARM_NAMES = {"full": "pretrained, fully fine-tuned", "probe": "pretrained, frozen + head (linear probe)",
+             "scratch": "same model from random weights (from scratch)"}
+MAX_CLASSIFY_CHARS = 1000
+
+
+class StartFinetune(Strict):
+    """Start a fine-tune (instructor only): the same labelled examples, steps and seeds for each arm."""
+
+    model: str = Field(min_length=1, max_length=64, description="The pretrained BERT: a model set id from GET "
+                       "/api/models (the shipped set, a run, or a snapshot `<run>@<step>`).")
+    task: str | None = Field(None, min_length=1, max_length=64,
+                             description="A shipped task's name (GET /api/tasks). Give this or `task_text`.")
+    task_text: str | None = Field(None, description="An uploaded task file's text: JSON Lines, one example per line, "
+                                  '{"text", "label"} (whole text) or {"text", "tags"} (one tag character per '
+                                  'character), optional "split": "train"|"test".')
+    task_name: str | None = Field(None, min_length=1, max_length=60, description="What to call an uploaded task.")
+    arms: list[Literal["full", "probe", "scratch"]] = Field(list(ARMS), min_length=1, max_length=3, description=(
+        "full: the pretrained encoder and a new head, all trained; probe: the pretrained encoder frozen, only "
+        "the head trained; scratch: the same architecture from random weights."))
+    sizes: list[int | Literal["all"]] = Field([8, 32, 128, "all"], min_length=1, max_length=8,
+                                              description="Numbers of labelled examples to train on ('all' = every "
+                                              "training example).")
+    seeds: int = Field(3, ge=1, le=10, description="Repeats per arm and size, each with its own sample of examples "
+                       "and its own head initialisation (the 95 % intervals are over these).")
+    steps: int | None = Field(None, ge=1, le=5000, description="Training steps per fine-tune (default: the trainer's).")
+    snapshots: bool = Field(False, description="Fine-tune from every snapshot of the run `model` belongs to, to "
+                            "plot downstream accuracy against pretraining steps.")
+
+
+class Interval(BaseModel):
+    mean: float
+    lo: float | None = Field(description="Lower end of the 95 % interval (none with one seed).")
+    hi: float | None
+    n: int = Field(description="How many fine-tunes (seeds) it is over.")
+
+
+class FinetuneSummary(BaseModel):
+    """A fine-tune as listed."""
+
+    model_config = ConfigDict(extra="allow")
+    id: str
+    status: Literal["queued", "running", "finished", "cancelled", "failed", "interrupted", "cancelling", "deleted"]
+    created: float
+    started: float | None = None
+    ended: float | None = None
+    reason: str | None = Field(None, description="Why it failed, was cancelled or interrupted.")
+    settings: dict[str, Any] = Field(description="model, model_name, task, task_label, arms, sizes, seeds, steps, "
+                                     "snapshots, run, threads.")
+
+
+class FinetuneDetail(FinetuneSummary):
+    start: dict[str, Any] | None = Field(description="The trainer's start line: task, kind (sequence|token), "
+                                         "labels, arms, sizes, seeds, n_train, n_test, jobs.")
+    results: list[dict[str, Any]] = Field(description="One per finished fine-tune: arm, size, seed, accuracy "
+                                          "(held-out), n_test, seconds (and step, from snapshots).")
+    done: int = Field(description="Finished fine-tunes so far.")
+    total: int | None = Field(description="Fine-tunes in the whole grid.")
+    by: Literal["size", "step"] = Field(description="What the x axis is: labelled examples, or pretraining steps.")
+    so_far: dict[str, dict[str, Interval]] = Field(description="Per arm and size (or step): mean and 95 % interval "
+                                                   "(Student's t over seeds) of the results so far.")
+    summary: dict[str, dict[str, Interval]] | None = Field(description="The trainer's final summary, per arm and size.")
+    difference: dict[str, Any] | None = Field(description="The trainer's paired differences (full minus scratch ...).")
+    gpt_way: dict[str, Any] | None = Field(description="GPT's zero-training answer: each label scored as a "
+                                           "continuation of a prompt.")
+    classifiers: list[dict[str, Any]] = Field(description="Exported classifiers: arm, dir, accuracy, and `model` "
+                                              "(the id to pass to POST /api/classify).")
+    error: str | None
+
+
+class FinetuneList(BaseModel):
+    finetunes: list[FinetuneSummary]
+    active: str | None = Field(description="The fine-tune running now, if any.")
+    training_available: bool
+    instructor: bool
+    limits: dict[str, Any] = Field(description="max_task_bytes, max_seeds, arms.")
+
+
+class TaskList(BaseModel):
+    tasks: list[dict[str, Any]] = Field(description="Shipped tasks: name, kind, labels, sizes, provenance (as the "
+                                        "trainer lists them).")
+    available: bool = Field(description="False when the train extra is not installed.")
+
+
+class ClassifyRequest(Strict):
+    model: str = Field(min_length=1, max_length=64, description="A classifier's model set id (a fine-tune's "
+                       "`classifiers[].model`).")
+    text: str = Field(min_length=1, max_length=MAX_CLASSIFY_CHARS,
+                      description="The text to label; it must fit the classifier's context minus 2.")
+
+
+class CharLabel(BaseModel):
+    char: str
+    probabilities: list[float] = Field(description="One per label, in `labels` order.")
+    prediction: str
+
+
+class ClassifyResponse(BaseModel):
+    model_config = ConfigDict(protected_namespaces=())
+    model: str
+    task: str | None
+    arm: str | None
+    kind: Literal["sequence", "token"]
+    labels: list[str]
+    probabilities: list[float] | None = Field(description="Whole-input task: one per label.")
+    prediction: str | None = Field(description="Whole-input task: the most probable label.")
+    characters: list[CharLabel] | None = Field(description="Per-character task: one entry per character of text.")
+    unknown_chars: list[UnknownChar]
+    accuracy: float | None = Field(description="The classifier's held-out accuracy (its card).")

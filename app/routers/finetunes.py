@@ -1,0 +1,181 @@
+"""The fine-tune lab: the /finetune page, fine-tune jobs (app/finetunes/jobs.py) and classifying
+with a finished classifier. Watching and classifying are open to everyone; starting, cancelling
+and deleting need the instructor (app/auth.py)."""
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterable
+from typing import Annotated
+
+from anyio import to_thread
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import HTMLResponse, Response
+from fastapi.sse import EventSourceResponse, ServerSentEvent
+
+from .. import auth, deps
+from ..errors import ApiError
+from ..finetunes import task_file
+from ..finetunes.jobs import ACTIVE, TERMINAL, FinetuneManager
+from ..finetunes.schemas import (ARMS, ClassifyRequest, ClassifyResponse, FinetuneDetail, FinetuneList,
+                                 FinetuneSummary, StartFinetune, TaskList)
+from ..run_rules import training_available
+from .runs import POLL_S
+
+router = APIRouter(tags=["fine-tuning"])
+SUMMARY_KEYS = ("id", "status", "created", "started", "ended", "reason", "settings")
+
+
+def manager(request: Request) -> FinetuneManager:
+    return request.app.state.finetunes
+
+
+def existing(finetune_id: str, request: Request) -> dict:
+    return manager(request).get(finetune_id)
+
+
+def summary(job: dict) -> dict:
+    return {k: job.get(k) for k in SUMMARY_KEYS}
+
+
+@router.get("/api/tasks", response_model=TaskList)
+def list_tasks(request: Request):
+    """The shipped fine-tuning tasks (labelled data files in the repository, with provenance)."""
+    return {"tasks": manager(request).tasks(), "available": training_available()}
+
+
+@router.get("/api/finetunes", response_model=FinetuneList)
+def list_finetunes(request: Request):
+    """Every stored fine-tune, newest first, with its status and settings."""
+    m, s = manager(request), request.app.state.settings
+    jobs = m.list()
+    return {"finetunes": [summary(j) for j in jobs], "active": next((j["id"] for j in jobs if j["status"] in ACTIVE), None),
+            "training_available": training_available(), "instructor": auth.is_instructor(request),
+            "limits": {"max_task_bytes": s.max_corpus_bytes, "max_seeds": 10, "arms": list(ARMS)}}
+
+
+@router.get("/api/finetunes/{finetune_id}", response_model=FinetuneDetail, responses=deps.errors(404))
+def get_finetune(finetune_id: str, request: Request):
+    """One fine-tune: its settings, every finished fine-tune's held-out accuracy, the mean and 95 %
+    interval per arm and size so far, the trainer's summary once done, and its classifiers."""
+    return deps.respond(FinetuneDetail, manager(request).detail(finetune_id))
+
+
+def check_start(body: StartFinetune, request: Request) -> tuple[dict, str | None]:
+    """The settings a job runs with, every field checked (4xx naming it)."""
+    m, registry = manager(request), request.app.state.registry
+    if (body.task is None) == (body.task_text is None):
+        raise ApiError("give exactly one of task (a shipped task's name) or task_text (a task file's text)", "task")
+    meta = registry.meta(body.model)
+    if "bert" not in meta.families:
+        raise ApiError(f"model {body.model!r} has no BERT to fine-tune; pick a set with a BERT", "model", status=409)
+    if body.task is not None:
+        names = [t["name"] for t in m.tasks()]
+        if body.task not in names:
+            raise ApiError(f"task must be one of {', '.join(names) or '(none: the trainer lists no tasks)'}", "task")
+        label = body.task
+    else:
+        parsed = task_file.parse(body.task_text, request.app.state.settings.max_corpus_bytes)
+        label = body.task_name or f"uploaded task ({parsed['examples']} examples)"
+    sizes = list(dict.fromkeys(body.sizes))
+    if any(isinstance(s, int) and not 1 <= s <= 100_000 for s in sizes):
+        raise ApiError("sizes must be numbers of examples between 1 and 100000, or 'all'", "sizes")
+    run_dir = None
+    if body.snapshots:
+        if meta.run is None:
+            raise ApiError("snapshots needs a model from a training run (a run or one of its snapshots)", "snapshots")
+        run_dir = str(request.app.state.runs.run_dir(meta.run))
+    settings = {"model": meta.id, "model_name": meta.name, "model_dir": str(meta.folder), "task": body.task,
+                "task_label": label, "arms": list(dict.fromkeys(body.arms)), "sizes": sizes, "seeds": body.seeds,
+                "steps": body.steps, "snapshots": body.snapshots, "run": meta.run, "run_dir": run_dir}
+    return settings, body.task_text
+
+
+@router.post("/api/finetunes", status_code=202, response_model=FinetuneSummary,
+             responses=deps.errors(400, 401, 403, 404, 409, 413, 422, 503, 507))
+def start_finetune(body: StartFinetune, request: Request, _: auth.InstructorDep):
+    """Start a fine-tune (instructor only): each arm on the same labelled examples, steps and seeds.
+    202 with the job; 409 while the training slot is busy (a run or another fine-tune); a bad task
+    file is a 422 naming `task_text` and the line."""
+    settings, text = check_start(body, request)
+    job = manager(request).start(settings, text)
+    return Response(json.dumps(summary(job)), status_code=202, media_type="application/json",
+                    headers={"Location": f"/api/finetunes/{job['id']}"})
+
+
+@router.delete("/api/finetunes/{finetune_id}", response_model=FinetuneSummary, responses=deps.errors(401, 403, 404))
+def delete_finetune(finetune_id: str, request: Request, _: auth.InstructorDep):
+    """Cancel a running fine-tune (its finished classifiers stay), or delete a finished one with them."""
+    return summary(manager(request).cancel_or_delete(finetune_id))
+
+
+NOT_FOUND_JSON = {404: {"description": "No such fine-tune", "content": {
+    "application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}}}
+
+
+@router.get("/api/finetunes/{finetune_id}/events", response_class=EventSourceResponse, responses=NOT_FOUND_JSON)
+async def finetune_events(finetune_id: str, request: Request,
+                          _: Annotated[dict, Depends(existing)]) -> AsyncIterable[ServerSentEvent]:
+    """Server-sent events: the whole history first, then live, one event per trainer line (`start`,
+    `result`, `classifier`, `gpt_way`, `summary`, `error`; ids count lines), plus `status` (the job
+    as GET /api/finetunes/{id} answers it) whenever it changes. Ends once the job has ended.
+    Last-Event-ID resumes after that line."""
+    m = manager(request)
+    path = m.events_path(finetune_id)
+    last_id = request.headers.get("last-event-id", "")
+    pos, n, last_key, skip = 0, 0, None, int(last_id) if last_id.isdigit() else 0
+    while True:
+        try:
+            with open(path, "rb") as f:
+                f.seek(pos)
+                chunk = f.read()
+        except FileNotFoundError:
+            chunk = b""
+        end = chunk.rfind(b"\n") + 1
+        pos += end
+        for raw in chunk[:end].decode("utf-8", errors="replace").splitlines():
+            n += 1
+            if n <= skip or not raw.strip():
+                continue
+            try:
+                kind = str(json.loads(raw).get("event", "message"))
+            except (ValueError, AttributeError):
+                continue
+            yield ServerSentEvent(raw_data=raw, event=kind, id=str(n))
+        try:
+            job = await to_thread.run_sync(m.detail, finetune_id)
+        except ApiError:
+            yield ServerSentEvent(data={"id": finetune_id, "status": "deleted"}, event="status")
+            return
+        key = (job["status"], job["done"], job["summary"] is not None, len(job["classifiers"]))
+        if key != last_key:
+            last_key = key
+            yield ServerSentEvent(raw_data=FinetuneDetail.model_validate(job).model_dump_json(), event="status")
+        if job["status"] in TERMINAL and end == 0:
+            return
+        if await request.is_disconnected():
+            return
+        await asyncio.sleep(POLL_S)
+
+
+@router.post("/api/classify", response_model=ClassifyResponse, responses=deps.INFERENCE_ERRORS)
+def classify(req: ClassifyRequest, registry: deps.RegistryDep):
+    """A fine-tuned classifier's answer: for a whole-input task, each label's probability; for a
+    per-character task, each character's labels' probabilities."""
+    clf = registry.classifier(req.model)
+    if len(req.text) > clf.room:
+        raise ApiError(f"text is {len(req.text)} characters; this classifier reads at most {clf.room} "
+                       f"(its context of {clf.context} minus [CLS] and [SEP])", "text")
+    out = clf.classify(req.text)
+    card = clf.card
+    accuracy, task = card.get("accuracy", card.get("held_out_accuracy")), card.get("task")
+    task = task.get("name") if isinstance(task, dict) else task
+    return deps.respond(ClassifyResponse, {**out, "model": registry.meta(req.model).id,
+                                           "task": task if isinstance(task, str) else None,
+                                           "arm": card.get("arm") if isinstance(card.get("arm"), str) else None,
+                                           "accuracy": accuracy if isinstance(accuracy, (int, float)) else None})
+
+
+@router.api_route("/finetune", methods=["GET", "HEAD"], response_class=HTMLResponse, include_in_schema=False)
+def finetune_page(request: Request):
+    return deps.render(request, "finetune.html", "finetune", "Fine-tune lab")

@@ -1,0 +1,1 @@
+"""Benchmarks and the commands that print the README's tables (not installed with the app)."""

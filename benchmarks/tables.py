@@ -1,0 +1,181 @@
+"""The README's tables of figures, printed from the models by the app's own code.
+
+    python -m benchmarks.tables              # every table, each between its README markers
+    python -m benchmarks.tables recovery     # one table: recovery | models | inspection
+    python -m benchmarks.tables --write      # rewrite the blocks in README.md in place
+
+Each table sits in README.md between `<!-- table:NAME -->` and `<!-- /table -->`; the text between
+the markers is exactly what `render(NAME)` prints (tests/app/test_readme_tables.py compares them).
+After retraining or repackaging `models/`, run `python -m benchmarks.tables --write`.
+
+- recovery: BERT's top-1 recovery per corruption, computed by the same function and on the same
+  held-out text as `POST /api/objectives/recovery` (app.routers.objectives.recovery_figures);
+- models: architecture, training and held-out metrics, read from `models/*.card.json`;
+- inspection: how closely the attention inspection graphs agree, from `models/inspection.json`.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+MODELS = ROOT / "models"
+
+# The recovery table's settings (the API's defaults, with more draws).
+RECOVERY = {"mask_rate": 0.15, "mean_span": 3.0, "draws": 200, "seed": 0}
+SCHEME_ROWS = (("char", "per character (as trained)"), ("span", "spans (mean 3)"), ("word", "whole words"))
+
+
+def pct(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:.1f} %"
+
+
+def thousands(n: int) -> str:
+    return f"{n:,}"
+
+
+def read_card(models: Path, name: str) -> dict:
+    return json.loads((models / f"{name}.card.json").read_text(encoding="utf-8"))
+
+
+# ---- recovery ----
+
+def recovery_rows(models: Path = MODELS) -> list[tuple[str, dict]]:
+    """(label, the API's answer) per corruption, for the shipped set in `models`."""
+    from app.registry import Registry
+    from app.routers.objectives import recovery_figures
+    from app.runtime import Runtime
+
+    registry = Registry(Runtime(threads=1, parallel_runs=1))
+    registry.add(models, kind="shipped", pin=True, default=True)
+    return [(label, recovery_figures(registry, None, scheme, **RECOVERY)) for scheme, label in SCHEME_ROWS]
+
+
+def render_recovery(models: Path = MODELS) -> str:
+    r = RECOVERY
+    lines = [f"BERT's top-1 recovery of the original character ({r['draws']} draws at {round(100 * r['mask_rate'])} %, "
+             f"seed {r['seed']}; the same as `POST /api/objectives/recovery` with these settings):",
+             "",
+             "| corruption | overall | [MASK] | random character | unchanged | positions scored |",
+             "|---|---|---|---|---|---|"]
+    for label, out in recovery_rows(models):
+        by = out["by_action"]
+        lines.append(f"| {label} | {pct(out['accuracy'])} | {pct(by['mask']['accuracy'])} | "
+                     f"{pct(by['random']['accuracy'])} | {pct(by['unchanged']['accuracy'])} | "
+                     f"{thousands(out['positions'])} |")
+    return "\n".join(lines)
+
+
+# ---- the shipped models, from their cards ----
+
+def _size(card: dict) -> str:
+    c = card["config"]
+    return f"{c['n_layer']} layers, {c['n_head']} heads, width {c['n_embd']}, feed-forward {c['n_ff']}"
+
+
+def _training(card: dict) -> str:
+    t, c = card["training"], card["config"]
+    unit = "characters" if card["family"] == "gpt" else "pairs"
+    how = ", ".join(x for x in (f"{t.get('threads')} thread" + ("s" if t.get("threads", 1) != 1 else ""),
+                                t.get("precision"), "torch.compile" if t.get("compile") else None) if x)
+    return (f"{thousands(t['steps'])} steps of {t['batch_size']} {unit} x {c['context']} in "
+            f"{t['seconds'] / 60:.0f} minutes of training ({how}; {t.get('machine', 'CPU')})")
+
+
+def render_models(models: Path = MODELS) -> str:
+    gpt, bert = read_card(models, "gpt"), read_card(models, "bert")
+    gv, gt = gpt["evaluation"]["validation"], gpt["evaluation"]["test"]
+    bv, bt = bert["evaluation"]["validation"], bert["evaluation"]["test"]
+    size = (f"Both models: {_size(gpt)}" if _size(gpt) == _size(bert)
+            else f"GPT: {_size(gpt)}; BERT: {_size(bert)}")
+    lines = [f"{size} (GPT {gpt['parameters'] / 1e6:.2f}M parameters, context {gpt['config']['context']}; "
+             f"BERT {bert['parameters'] / 1e6:.2f}M, context {bert['config']['context']}). "
+             f"GPT: {_training(gpt)}; BERT: {_training(bert)}.",
+             "",
+             "| model | held-out metric | validation plays | test plays |",
+             "|---|---|---|---|",
+             f"| GPT | nats per character (perplexity) | {gv['nats_per_char']:.3f} ({gv['perplexity']:.2f}) | "
+             f"{gt['nats_per_char']:.3f} ({gt['perplexity']:.2f}) |"]
+
+    def top(ev):
+        return f"{pct(ev['masked_top1'])} / {pct(ev['masked_top5'])}"
+
+    recipe = bv.get("recipe", {})
+    lines += [f"| BERT | masked top-1 / top-5 ({round(100 * recipe.get('mask_rate', 0.15))} %, 80/10/10) | "
+              f"{top(bv)} | {top(bt)} |",
+              f"| BERT | same architecture, random init | {top(bv['random_init'])} | {top(bt['random_init'])} |",
+              f"| BERT | unigram baseline | {top(bv['unigram_baseline'])} | {top(bt['unigram_baseline'])} |"]
+    if "nsp_accuracy" in bv:
+        lines.append(f"| BERT | NSP accuracy ({thousands(bv['nsp_pairs'])} balanced pairs per split) | "
+                     f"{pct(bv['nsp_accuracy'])} | {pct(bt['nsp_accuracy'])} |")
+    quiz = bert.get("quiz")
+    if quiz:
+        lines.append(f"| BERT | NSP quiz bank: {quiz['items']} items drawn from validation and test plays together; "
+                     f"BERT says IsNext {quiz['is_next_said']} times, where {quiz['is_next_items']} items are IsNext | "
+                     f"{pct(quiz['accuracy'])} ({quiz['correct']} / {quiz['items']}) | (one bank) |")
+    return "\n".join(lines)
+
+
+def render_inspection(models: Path = MODELS) -> str:
+    info = json.loads((models / "inspection.json").read_text(encoding="utf-8"))
+    g, b = info["gpt"], info["bert"]
+    return (f"The rebuilt models reproduce the served files' logits to {g['rebuilt_vs_served_logits']:.1e} (GPT) / "
+            f"{b['rebuilt_vs_served_logits']:.1e} (BERT), and the inspection graphs' attention weights match "
+            f"PyTorch to {g['parity']['weights']:.1e} / {b['parity']['weights']:.1e} (`models/inspection.json`).")
+
+
+TABLES = {"recovery": render_recovery, "models": render_models, "inspection": render_inspection}
+
+
+# ---- README blocks ----
+
+def block_pattern(name: str) -> re.Pattern:
+    return re.compile(rf"(<!-- table:{re.escape(name)} -->)\n?(.*?)\n?(<!-- /table -->)", re.S)
+
+
+def readme_block(name: str, text: str | None = None) -> str:
+    """The text between the README's markers for `name` (the markers must be there once)."""
+    text = README.read_text(encoding="utf-8") if text is None else text
+    found = block_pattern(name).findall(text)
+    if len(found) != 1:
+        raise LookupError(f"README.md has {len(found)} '<!-- table:{name} -->' blocks, expected 1")
+    return found[0][1]
+
+
+def replace_block(name: str, body: str, text: str) -> str:
+    readme_block(name, text)
+    return block_pattern(name).sub(lambda m: f"{m.group(1)}\n{body}\n{m.group(3)}", text)
+
+
+def write_readme(tables: dict[str, str]) -> None:
+    text = README.read_text(encoding="utf-8")
+    for name, body in tables.items():
+        text = replace_block(name, body, text)
+    tmp = README.with_suffix(".md.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(README)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.tables", description=__doc__.split("\n\n")[0])
+    ap.add_argument("names", nargs="*", metavar="TABLE", help=f"which tables ({', '.join(TABLES)}); all when omitted")
+    ap.add_argument("--models", type=Path, default=MODELS, help="the model set folder (default: models/)")
+    ap.add_argument("--write", action="store_true", help="replace the blocks in README.md")
+    args = ap.parse_args(argv)
+    unknown = [n for n in args.names if n not in TABLES]
+    if unknown:
+        ap.error(f"unknown table {unknown[0]!r}: choose from {', '.join(TABLES)}")
+    out = {name: TABLES[name](args.models) for name in (args.names or TABLES)}
+    if args.write:
+        write_readme(out)
+    for name, body in out.items():
+        print(f"<!-- table:{name} -->\n{body}\n<!-- /table -->\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,75 @@
+/* The glossary: a technical word on a student page is a button (class "term", data-term=key); pressing
+   it (tap, click, Enter, Space) shows its one-line definition right after the word, pressing again or
+   Escape hides it. Definitions come from the hidden list base.html renders from app/glossary.json, so
+   no request is needed. Page modules make their own terms with term(key, text). */
+
+const definitions = new Map();
+
+function load() {
+  if (definitions.size) return definitions;
+  for (const dt of document.querySelectorAll("#glossary dt[data-term]")) {
+    const dd = dt.nextElementSibling;
+    definitions.set(dt.dataset.term, { label: dt.textContent, definition: dd ? dd.textContent : "" });
+  }
+  return definitions;
+}
+
+/* A term button for `key` showing `text` (default: the glossary's own label). */
+export function term(key, text) {
+  const entry = load().get(key);
+  if (!entry) throw new Error("no glossary entry for " + key); // every term shown has a definition
+  const button = document.createElement("button");
+  button.type = "button";
+  button.className = "term";
+  button.dataset.term = key;
+  button.setAttribute("aria-expanded", "false");
+  button.title = entry.definition;
+  button.textContent = text || entry.label;
+  return button;
+}
+
+/* The definition of a term, or null. */
+export function definition(key) {
+  const entry = load().get(key);
+  return entry ? entry.definition : null;
+}
+
+function close(button) {
+  const box = button.nextElementSibling;
+  if (box && box.classList.contains("term-def")) box.remove();
+  button.setAttribute("aria-expanded", "false");
+}
+
+function open(button) {
+  const text = definition(button.dataset.term);
+  if (!text) return;
+  const box = document.createElement("span");
+  box.className = "term-def";
+  box.setAttribute("role", "note");
+  box.id = "term-def-" + Math.random().toString(36).slice(2, 9);
+  box.textContent = text;
+  button.after(box);
+  button.setAttribute("aria-expanded", "true");
+  button.setAttribute("aria-describedby", box.id);
+}
+
+function toggle(button) {
+  if (button.getAttribute("aria-expanded") === "true") close(button);
+  else open(button);
+}
+
+document.addEventListener("click", (e) => {
+  const button = e.target.closest && e.target.closest("button.term");
+  if (!button) return;
+  e.preventDefault();
+  e.stopPropagation(); // a term inside a label or summary must not toggle that too
+  toggle(button);
+}, true);
+
+document.addEventListener("keydown", (e) => {
+  if (e.key !== "Escape") return;
+  const open_ = document.querySelectorAll('button.term[aria-expanded="true"]');
+  if (!open_.length) return;
+  open_.forEach(close);
+  e.stopPropagation();
+});

@@ -1,0 +1,146 @@
+/* Home: the model cards of the set in use (GET /api/models, or the chosen `model` set), with key
+   metrics and the loss curves drawn as inline SVG with axes, labels and a data table. Each figure
+   says how it was measured: held-out plays (evaluation tables, validation loss), training batches
+   (training loss), balanced pairs or the quiz bank (NSP). */
+import { el, clear, $ } from "../lib/dom.js";
+import { pct, num, thousands } from "../lib/text.js";
+import { info } from "../lib/api.js";
+import { table, lossChart } from "../lib/charts.js";
+
+
+function kv(rows) {
+  return el("table", { class: "metrics" }, el("tbody", {}, rows.filter(Boolean).map(([k, value]) =>
+    el("tr", {}, [el("th", { scope: "row", text: k }), el("td", { text: value })]))));
+}
+
+function splits(card) {
+  const keys = Object.keys(card.evaluation || {});
+  return keys.sort((a, b) => (a === "validation" ? -1 : b === "validation" ? 1 : a.localeCompare(b)));
+}
+
+/* "validation (macbeth, twelfth_night)": which held-out plays a split is. */
+function splitName(card, s) {
+  const docs = (card.evaluation[s] || {}).documents || [];
+  return docs.length ? s + " (" + docs.join(", ").replace(/_/g, " ") + ")" : s;
+}
+
+function gptMetrics(card) {
+  const names = splits(card);
+  return table("GPT on held-out plays, never trained on (lower is better)", ["Split", "Nats per char", "Bits per char", "Perplexity"],
+    names.map((s) => {
+      const e = card.evaluation[s];
+      return [splitName(card, s), num(e.nats_per_char), num(e.bits_per_char), num(e.perplexity, 2)];
+    }), true);
+}
+
+function bertMetrics(card) {
+  const names = splits(card);
+  const head = ["Model"];
+  for (const s of names) head.push("Top-1 (" + s + ")", "Top-5 (" + s + ")");
+  const row = (label, pick) => [label].concat(...names.map((s) => {
+    const e = pick(card.evaluation[s]) || {};
+    return [pct(e.masked_top1 || 0), pct(e.masked_top5 || 0)];
+  }));
+  const masked = table("BERT masked-character accuracy on held-out plays (" + names.map((s) => splitName(card, s)).join("; ") +
+    "; higher is better)", head, [
+    row("Trained BERT", (e) => e),
+    row("Same architecture, random init", (e) => e.random_init),
+    row("Unigram baseline (most frequent chars)", (e) => e.unigram_baseline),
+  ], true);
+  const pairs = names.map((s) => card.evaluation[s].nsp_pairs).filter(Number.isFinite);
+  const nsp = table("Next-sentence prediction accuracy on balanced pairs from held-out plays (" +
+    (pairs.length ? thousands(pairs[0]) + " pairs per split, " : "") + "half true continuations, half from " +
+    "elsewhere; chance = 50 %)", ["Model"].concat(names),
+    [["Trained BERT"].concat(names.map((s) => pct(card.evaluation[s].nsp_accuracy || 0))),
+      ["Random init"].concat(names.map((s) => pct((card.evaluation[s].random_init || {}).nsp_accuracy || 0)))], true);
+  const out = [masked, nsp];
+  const quiz = card.quiz;
+  if (quiz && Number.isFinite(quiz.accuracy)) {
+    const items = quiz.items || quiz.n || quiz.count;
+    out.push(el("p", { class: "quiz-figure" }, ["On the NSP Quiz's own question bank" +
+      (Number.isFinite(items) ? " (" + thousands(items) + " questions)" : "") + ", BERT answers ",
+      el("strong", { text: pct(quiz.accuracy) }), " correctly (the figure the quiz page compares you with)."]));
+  }
+  return out;
+}
+
+/* ---------- loss curves (lib/charts.js draws them) ---------- */
+function cardChart(card) {
+  const curves = (card.curves || []).filter((c) => Number.isFinite(c.step));
+  const name = card.name.toUpperCase();
+  return lossChart({ train: curves.map((c) => [c.step, c.train_loss]), val: curves.map((c) => [c.step, c.val_loss]) }, {
+    id: "curve-" + card.name, title: name + " loss during training",
+    desc: "Training loss on training batches (solid line, filled dots) and validation loss on held-out plays " +
+      "(dashed line, open circles) against training step; the numbers are in the table below.",
+    yLabel: card.family === "bert" ? "loss (MLM + NSP, nats)" : "loss (nats per char)",
+    valLabel: "validation loss, on held-out plays (dashed, ○)",
+  });
+}
+
+function curveTable(card) {
+  const curves = card.curves || [];
+  const head = ["Step", "Tokens", "Training loss (training batches)", "Validation loss (held-out)"];
+  const bert = card.family === "bert";
+  if (bert) head.push("Val MLM", "Val NSP");
+  return table(card.name.toUpperCase() + " loss curve numbers", head, curves.map((c) => {
+    const row = [thousands(c.step), thousands(c.tokens), num(c.train_loss), num(c.val_loss)];
+    if (bert) row.push(Number.isFinite(c.val_mlm) ? num(c.val_mlm) : "–", Number.isFinite(c.val_nsp) ? num(c.val_nsp) : "–");
+    return row;
+  }));
+}
+
+function modelCard(card, vocab) {
+  const cfg = card.config || {};
+  const corpus = card.corpus || {};
+  const chars = corpus.characters || {};
+  const tr = card.training || {};
+  const onnx = card.onnx || {};
+  const section = el("article", { class: "card model-card", dataset: { model: card.name } }, [
+    el("h3", { text: card.name.toUpperCase() + ": " + card.objective }),
+    kv([
+      ["Attention", card.attention + (card.attention === "causal" ? " (sees only the past)" : " (sees both sides)")],
+      ["Parameters", thousands(card.parameters)],
+      ["Shape", cfg.n_layer + " layers · " + cfg.n_head + " heads · width " + cfg.n_embd + " · feed-forward " + cfg.n_ff],
+      ["Context", cfg.context + " characters"],
+      ["Vocabulary", cfg.vocab_size + " tokens (" + vocab.chars.length + " characters + " + vocab.specials.length + " specials)"],
+      ["Corpus", corpus.name + ": " + Object.entries(chars).map(([k, n]) => k + " " + thousands(n)).join(", ") + " characters"],
+      corpus.provenance ? ["Source", corpus.provenance] : null,
+      ["Training", thousands(tr.steps) + " steps · " + thousands(tr.tokens) + " tokens · " + tr.seconds + " s" + (tr.machine ? " on " + tr.machine : "")],
+      ["ONNX", onnx.file + " · " + thousands(onnx.bytes) + " bytes · parity " + Number(onnx.parity_max_abs_diff).toExponential(1)],
+    ]),
+  ]);
+  const metrics = card.family === "gpt" ? [gptMetrics(card)] : bertMetrics(card);
+  for (const m of metrics) section.appendChild(m);
+  section.appendChild(el("h4", { text: "Loss during training" }));
+  section.appendChild(el("p", { class: "note", text: "Training loss is measured on the batches being trained on; " +
+    "validation loss on held-out plays the model never trains on." }));
+  section.appendChild(cardChart(card));
+  section.appendChild(curveTable(card));
+  return section;
+}
+
+/* The Mask-Fill card's recipe sentence, from the BERT card. */
+function recipeText(card) {
+  const ev = card.evaluation || {};
+  const r = (ev.validation || Object.values(ev)[0] || {}).recipe || {};
+  const rate = Number.isFinite(r.mask_rate) ? r.mask_rate : (card.training || {}).mask_rate;
+  if (!Number.isFinite(rate) || !Number.isFinite(r.mask)) return;
+  const p = (x) => Math.round(x * 100) + "\u00a0%";
+  for (const node of document.querySelectorAll(".recipe-text")) {
+    node.textContent = p(rate) + " of characters selected; of those " + p(r.mask) + " [MASK], " + p(r.random) +
+      " random, " + p(r.unchanged) + " unchanged";
+  }
+}
+
+info().then((info) => {
+  const box = clear($("#h-cards"));
+  for (const name of ["gpt", "bert"]) {
+    if (info.cards[name]) box.appendChild(modelCard(info.cards[name], info.vocab));
+  }
+  if (info.cards.bert) recipeText(info.cards.bert);
+  $("#h-status").textContent = "Model cards of " + (info.name || "the shipped set") + ". Evaluation tables: measured " +
+    "on held-out plays the models never trained on. Loss curves: training loss on training batches, validation " +
+    "loss on held-out plays. Parameters, steps and sizes are facts of the trained model.";
+}).catch(() => {
+  $("#h-status").textContent = "The model cards could not be loaded.";
+});

@@ -1,0 +1,532 @@
+/* Mask-Fill Explorer: click characters to mask them; BERT's top-k guesses come from
+   POST /api/mask-fill, and its training corruption (rate and 80/10/10 split from the BERT card) from
+   POST /api/mask-fill/corrupt. "Guess first" hides the masked characters until every guess is typed,
+   then reveals the truth, BERT's ranking and you vs BERT.
+   Positions count characters as the server does (code points: an emoji is one).
+   URL: text, pos (comma-separated indices), k, rate (percent), seed, guess (1 = guess first). */
+import { el, clear, $, debounce } from "../lib/dom.js";
+import { visibleChar, charName, pct, thousands, clamp, len, cut, chars as textChars } from "../lib/text.js";
+import { clearError, fieldMessage, clearFieldErrors } from "../lib/errors.js";
+import { api, info, latest } from "../lib/api.js";
+import { urlState } from "../lib/state.js";
+import { valueText } from "../lib/chrome.js";
+import { bars, table } from "../lib/charts.js";
+
+const DEFAULT_TEXT = "To be, or not to be, that is the question.";
+const state = urlState({ text: DEFAULT_TEXT, pos: [17, 18], k: 5, rate: 15, seed: 0, guess: false });
+const v = state.values;
+let maxLen = null; // BERT's context - 2, from the card
+let maxMasks = null; // from /api/models limits
+let maxSeed = Infinity; // from /api/models limits; the server checks it anyway
+let vocabSize = null;
+const fills = latest(); // the latest answer wins
+const corruptions = latest(); // the latest answer wins
+let focusIndex = 0; // the one character of the strip in the Tab order (roving tabindex)
+let guesses = {}; // position -> typed character (guess-first mode)
+let revealed = false;
+
+const textBox = $("#mf-text");
+const kSlider = $("#mf-k");
+const rateSlider = $("#mf-rate");
+const seedBox = $("#mf-seed");
+const strip = $("#mf-chars");
+const chars = () => textChars(v.text);
+const FIELDS = {
+  text: { control: textBox, say: (e) => (/empty/.test(e.detail || "") ? "The sentence is empty: type one or choose an example."
+    : /long/.test(e.detail || "") ? "The sentence is too long: BERT reads at most " + maxLen + " characters." : null) },
+  positions: { control: strip, say: () => "Those characters cannot be masked: click characters of the sentence again." },
+  top_k: { control: kSlider, say: () => "Choose between 1 and " + (vocabSize || 20) + " predictions." },
+  mask_rate: { control: rateSlider, say: () => "The mask rate must be between 1 % and 100 %." },
+  seed: { control: seedBox, say: () => "The seed must be a whole number from 0 to " + thousands(maxSeed) + "." },
+};
+
+function sanitize() {
+  v.k = clamp(Math.round(v.k), 1, 20);
+  v.rate = clamp(Math.round(v.rate), 1, 100);
+  v.seed = clamp(Math.round(v.seed) || 0, 0, maxSeed);
+  const n = len(v.text);
+  const seen = new Set();
+  v.pos = v.pos.filter((p) => p >= 0 && p < n && !seen.has(p) && seen.add(p)).sort((a, b) => a - b);
+  if (maxMasks !== null) v.pos = v.pos.slice(0, maxMasks);
+  focusIndex = clamp(focusIndex, 0, Math.max(0, n - 1));
+}
+
+function showValues() {
+  $("#mf-k-out").textContent = String(v.k);
+  $("#mf-rate-out").textContent = v.rate + " %";
+  valueText(kSlider, v.k + (v.k === 1 ? " prediction" : " predictions") + " per mask");
+  valueText(rateSlider, v.rate + " percent of the characters selected");
+}
+
+function syncControls() {
+  textBox.value = v.text;
+  $("#mf-text-count").textContent = String(len(v.text));
+  kSlider.value = String(v.k);
+  rateSlider.value = String(v.rate);
+  seedBox.value = String(v.seed);
+  $("#mf-guess").checked = v.guess;
+  showValues();
+  showMode();
+}
+
+/* A sentence longer than BERT reads is cut, and the page says so next to the box. */
+function fitText(text, source) {
+  const n = len(text);
+  if (maxLen === null || n <= maxLen) {
+    fieldMessage(textBox, "", "notice");
+    return text;
+  }
+  fieldMessage(textBox, "Cut to " + maxLen + " characters: BERT reads at most " + maxLen + " (the " + source +
+    " had " + n + ").", "notice");
+  return cut(text, maxLen);
+}
+
+/* ---------- the clickable sentence: one Tab stop, arrows move (roving tabindex) ---------- */
+function hiddenNow(i) {
+  return v.guess && !revealed && v.pos.includes(i);
+}
+
+function charButton(c, i) {
+  const masked = v.pos.includes(i);
+  const hide = hiddenNow(i);
+  return el("button", {
+    type: "button",
+    class: "ch" + (c === " " ? " is-space" : "") + (hide ? " is-hidden" : ""),
+    "aria-pressed": masked ? "true" : "false",
+    "aria-label": "Character " + i + ": " + (hide ? "hidden, guess it" : charName(c)),
+    tabindex: i === focusIndex ? "0" : "-1",
+    dataset: { index: String(i) },
+  }, [
+    el("span", { class: "ch-glyph", "aria-hidden": "true", text: hide ? "?" : visibleChar(c) }),
+    el("span", { class: "ch-tag", "aria-hidden": "true", text: masked ? "MASK" : String(i) }),
+  ]);
+}
+
+function renderChars() {
+  clear(strip);
+  chars().forEach((c, i) => strip.appendChild(charButton(c, i)));
+  $("#mf-mask-count").textContent = v.pos.length + (maxMasks ? " of at most " + maxMasks : "");
+}
+
+function toggle(button) {
+  const i = Number(button.dataset.index);
+  const masked = v.pos.includes(i);
+  fieldMessage(strip, "", "error");
+  if (!masked && maxMasks !== null && v.pos.length >= maxMasks) {
+    fieldMessage(strip, "At most " + maxMasks + " characters can be masked at once: unmask one first.", "error");
+    return;
+  }
+  const pos = masked ? v.pos.filter((p) => p !== i) : v.pos.concat([i]).sort((a, b) => a - b);
+  state.set({ pos });
+  focusIndex = i;
+  resetGuesses();
+  renderChars();
+  strip.querySelector("[data-index='" + i + "']").focus();
+  fillSoon();
+}
+
+strip.addEventListener("click", (event) => {
+  const button = event.target.closest("button.ch");
+  if (button) toggle(button);
+});
+
+strip.addEventListener("keydown", (event) => {
+  const button = event.target.closest("button.ch");
+  if (!button) return;
+  const n = len(v.text);
+  const i = Number(button.dataset.index);
+  const target = { ArrowRight: i + 1, ArrowDown: i + 1, ArrowLeft: i - 1, ArrowUp: i - 1, Home: 0, End: n - 1 }[event.key];
+  if (target === undefined) return;
+  event.preventDefault();
+  const next = strip.querySelector("[data-index='" + clamp(target, 0, n - 1) + "']");
+  if (!next) return;
+  button.tabIndex = -1;
+  next.tabIndex = 0;
+  focusIndex = Number(next.dataset.index);
+  next.focus();
+});
+
+/* ---------- guess first ---------- */
+function resetGuesses() {
+  guesses = {};
+  revealed = false;
+}
+
+function showMode() {
+  const hiding = v.guess && !revealed;
+  document.body.classList.toggle("guessing", hiding);
+  $("#mf-text-wrap").hidden = hiding;
+  $("#mf-text-hidden").hidden = !hiding;
+  $("#mf-guess-box").hidden = !v.guess;
+  $("#mf-corrupt-section").hidden = hiding;
+}
+
+function drawGuessInputs() {
+  const box = clear($("#mf-guess-inputs"));
+  if (!v.guess) return;
+  if (!v.pos.length) {
+    box.appendChild(el("p", { class: "note", text: "Mask some characters first (or ask your instructor for a link)." }));
+    return;
+  }
+  for (const p of v.pos) {
+    const id = "mf-guess-" + p;
+    const input = el("input", { type: "text", id, class: "guess-input", maxlength: "2", autocomplete: "off",
+      autocapitalize: "off", spellcheck: "false", value: guesses[p] || "", dataset: { position: String(p) } });
+    input.addEventListener("input", () => {
+      const typed = textChars(input.value);
+      guesses[p] = typed.length ? typed[typed.length - 1] : "";
+      if (typed.length > 1) input.value = guesses[p];
+      updateRevealButton();
+    });
+    box.appendChild(el("div", { class: "guess-field" }, [el("label", { for: id, text: "Position " + p }), input]));
+  }
+  updateRevealButton();
+}
+
+function updateRevealButton() {
+  const missing = v.pos.filter((p) => !guesses[p]).length;
+  const button = $("#mf-reveal");
+  button.disabled = revealed || !v.pos.length || missing > 0;
+  $("#mf-guess-status").textContent = revealed ? "" : missing ? missing + " guess" + (missing === 1 ? "" : "es") +
+    " to go, then Reveal." : "All guessed: press Reveal.";
+}
+
+$("#mf-guess").addEventListener("change", (event) => {
+  state.set({ guess: event.target.checked });
+  resetGuesses();
+  showMode();
+  renderChars();
+  drawGuessInputs();
+  fill();
+});
+
+$("#mf-reveal").addEventListener("click", () => {
+  revealed = true;
+  showMode();
+  renderChars();
+  updateRevealButton();
+  fill();
+  corrupt();
+});
+
+$("#mf-again").addEventListener("click", () => {
+  resetGuesses();
+  showMode();
+  renderChars();
+  drawGuessInputs();
+  fill();
+});
+
+/* ---------- predictions ---------- */
+function unknownNote(unknown) {
+  if (!unknown || !unknown.length) return null;
+  return el("p", { class: "note", text: "Not in the model's vocabulary (read as [UNK]): " +
+    unknown.map((u) => charName(u.char) + " at " + u.position).join(", ") });
+}
+
+/* all: every prediction (guess mode asks for the whole vocabulary, to rank the student's guess). */
+function maskCard(mask, guess) {
+  const original = mask.original;
+  const all = mask.predictions;
+  let shown = all.slice(0, v.k);
+  const guessAt = guess ? all.findIndex((p) => p.char === guess) : -1;
+  if (guessAt >= v.k) shown = shown.concat([all[guessAt]]);
+  const rows = shown.map((p) => {
+    const marks = [];
+    if (original && p.char === original.char) marks.push("original");
+    if (guess && p.char === guess) marks.push("guess");
+    return { char: p.char, prob: p.prob, marks };
+  });
+  const card = el("article", { class: "card mask-card", dataset: { position: String(mask.position) } }, [
+    el("h3", { text: "Mask at position " + mask.position + (original ? ": was " + charName(original.char) : "") }),
+  ]);
+  if (original) {
+    card.appendChild(el("p", { class: "original-line" }, [
+      "★ Original " + charName(original.char) + ": ",
+      el("strong", { class: "original-prob", dataset: { prob: String(original.prob) }, text: pct(original.prob) }),
+      " · rank ", el("strong", { class: "original-rank", text: String(original.rank) }),
+      original.rank === 1 ? " (BERT's top guess)" : "",
+    ]));
+  }
+  if (guess) {
+    const right = original && guess === original.char;
+    card.appendChild(el("p", { class: "guess-line" }, [
+      "✎ You guessed " + charName(guess) + ": ",
+      el("span", { class: right ? "ok" : "nok", text: right ? "right" : "wrong" }),
+      guessAt >= 0 ? " · BERT gives it " + pct(all[guessAt].prob) + " (rank " + (guessAt + 1) + ")"
+        : " · not a character BERT knows",
+    ]));
+  }
+  const chart = el("div", { class: "chart" });
+  card.appendChild(chart);
+  bars(chart, rows, { label: "Top " + Math.min(v.k, all.length) + " guesses for position " + mask.position,
+    caption: "BERT's top " + Math.min(v.k, all.length) + " guesses at position " + mask.position });
+  return card;
+}
+
+function scoreLine(masks) {
+  let you = 0, bert = 0;
+  for (const m of masks) {
+    if (!m.original) continue;
+    if (guesses[m.position] === m.original.char) you++;
+    if (m.original.rank === 1) bert++;
+  }
+  return el("p", { class: "scoreboard versus", "aria-live": "polite" }, [
+    el("span", {}, ["You: ", el("strong", { id: "mf-score-you", text: you + " / " + masks.length })]),
+    el("span", {}, ["BERT (top guess): ", el("strong", { id: "mf-score-bert", text: bert + " / " + masks.length })]),
+  ]);
+}
+
+function clearPredictions(message) {
+  fills.cancel();
+  clear($("#mf-results"));
+  $("#mf-status").textContent = message;
+}
+
+async function fill() {
+  const status = $("#mf-status");
+  if (!v.text) {
+    clearPredictions("No sentence yet.");
+    return;
+  }
+  const hasMarkers = v.text.includes("[MASK]");
+  if (!v.pos.length && !hasMarkers) {
+    clearPredictions("No character is masked yet: click one above.");
+    return;
+  }
+  if (v.guess && !revealed) {
+    clearPredictions("BERT's guesses stay hidden until you reveal yours.");
+    return;
+  }
+  const current = fills.begin();
+  status.textContent = "Asking BERT…";
+  const guessing = v.guess && revealed;
+  try {
+    const body = { text: v.text, positions: v.pos.length ? v.pos : null, top_k: guessing && vocabSize ? vocabSize : v.k };
+    const data = await api("/api/mask-fill", { body, fields: FIELDS });
+    if (!current()) return;
+    clearError();
+    fieldMessage(textBox, "", "error");
+    const results = clear($("#mf-results"));
+    if (guessing) results.appendChild(scoreLine(data.masks));
+    for (const mask of data.masks) results.appendChild(maskCard(mask, guessing ? guesses[mask.position] : null));
+    const note = unknownNote(data.unknown_chars);
+    if (note) results.appendChild(note);
+    status.textContent = data.masks.length + " mask" + (data.masks.length === 1 ? "" : "s") +
+      " filled. BERT sees the characters on both sides of every mask.";
+  } catch (err) {
+    if (current()) {
+      clear($("#mf-results"));
+      status.textContent = "No predictions: see the message above.";
+    }
+  }
+}
+const fillSoon = debounce(fill, 150);
+
+/* ---------- corruption recipe ---------- */
+const ACTION = { mask: "became [MASK]", random: "random character", unchanged: "left unchanged" };
+const ACTION_NOTE = { mask: "mask", random: "random", unchanged: "same" };
+
+function clearCorrupt(message) {
+  corruptions.cancel();
+  clear($("#mf-corrupted"));
+  clear($("#mf-corrupt-table"));
+  $("#mf-corrupt-status").textContent = message;
+}
+
+function renderCorrupt(data) {
+  const out = clear($("#mf-corrupted"));
+  const byPos = new Map(data.selected.map((s) => [s.position, s]));
+  data.corrupted.forEach((token, i) => {
+    const sel = byPos.get(i);
+    const shown = token === "[MASK]" ? "M" : visibleChar(token);
+    out.appendChild(el("span", { class: "tok" + (sel ? " is-" + sel.action : ""), title: sel ? ACTION[sel.action] : null }, [
+      el("span", { text: shown }),
+      el("span", { class: "tok-note", text: sel ? ACTION_NOTE[sel.action] : "\u00a0" }),
+    ]));
+  });
+  const box = clear($("#mf-corrupt-table"));
+  const n = data.selected.length;
+  const right = data.selected.filter((s) => s.correct).length;
+  box.appendChild(el("p", { class: "step-info corrupt-accuracy" }, n
+    ? ["Selected " + n + " of " + data.tokens.length + " characters; BERT recovered ",
+      el("strong", { text: right + " of " + n + " (" + pct(data.accuracy === null ? 0 : data.accuracy) + ")" }), "."]
+    : "No character was selected at this rate and seed: raise the mask rate or re-sample."));
+  if (!n) return;
+  const rows = data.selected.map((s) => [
+    String(s.position), charName(s.original), ACTION[s.action], s.shown === "[MASK]" ? "[MASK]" : charName(s.shown),
+    charName(s.prediction) + " (" + pct(s.prob) + ")", s.correct ? "✓ yes" : "✗ no",
+    s.top.map((t) => visibleChar(t.char) + " " + pct(t.prob)).join(", "),
+  ]);
+  box.appendChild(table("Selected positions and BERT's guesses",
+    ["Position", "Original", "What happened", "Model saw", "Top guess", "Recovered?", "Top 5"], rows, true));
+  const note = unknownNote(data.unknown_chars);
+  if (note) box.appendChild(note);
+}
+
+async function corrupt() {
+  if (!v.text) {
+    clearCorrupt("No sentence to corrupt.");
+    return;
+  }
+  const current = corruptions.begin();
+  const status = $("#mf-corrupt-status");
+  status.textContent = "Corrupting with seed " + v.seed + "…";
+  try {
+    const data = await api("/api/mask-fill/corrupt", { body: { text: v.text, mask_rate: v.rate / 100, seed: v.seed }, fields: FIELDS });
+    if (!current()) return;
+    clearError();
+    renderCorrupt(data);
+    status.textContent = "Mask rate " + v.rate + " %, seed " + v.seed + ".";
+  } catch (err) {
+    if (current()) {
+      clear($("#mf-corrupted"));
+      clear($("#mf-corrupt-table"));
+      status.textContent = "No corruption: see the message above.";
+    }
+  }
+}
+const corruptSoon = debounce(corrupt, 200);
+
+/* ---------- controls ---------- */
+function textChanged() {
+  resetGuesses();
+  sanitize();
+  state.write();
+  renderChars();
+  drawGuessInputs();
+  if (!v.text) {
+    fieldMessage(textBox, "The sentence is empty: type one or choose an example.", "error");
+    clearPredictions("No sentence yet.");
+    clearCorrupt("No sentence to corrupt.");
+    return;
+  }
+  fieldMessage(textBox, "", "error");
+  fill();
+  corrupt();
+}
+
+const onText = debounce(() => {
+  v.text = textBox.value;
+  textChanged();
+}, 300);
+
+textBox.addEventListener("input", () => {
+  const fitted = fitText(textBox.value, "text you typed or pasted");
+  if (fitted !== textBox.value) textBox.value = fitted;
+  $("#mf-text-count").textContent = String(len(textBox.value));
+  if (!textBox.value) { // empty: clear what was shown for the old sentence at once, not after the pause
+    clearPredictions("No sentence yet.");
+    clearCorrupt("No sentence to corrupt.");
+  }
+  onText();
+});
+
+$("#mf-example").addEventListener("change", (event) => {
+  if (!event.target.value) return;
+  state.set({ text: fitText(event.target.value, "example"), pos: [] });
+  event.target.value = "";
+  syncControls();
+  textChanged();
+});
+
+kSlider.addEventListener("input", () => {
+  state.set({ k: Number(kSlider.value) });
+  showValues();
+  fillSoon();
+});
+
+rateSlider.addEventListener("input", () => {
+  state.set({ rate: Number(rateSlider.value) });
+  showValues();
+  corruptSoon();
+});
+
+seedBox.addEventListener("input", () => {
+  const seed = parseInt(seedBox.value, 10);
+  if (!Number.isFinite(seed) || seed < 0 || seed > maxSeed) {
+    if (seedBox.value !== "") fieldMessage(seedBox, FIELDS.seed.say(), "error");
+    return;
+  }
+  fieldMessage(seedBox, "", "error");
+  state.set({ seed });
+  corruptSoon();
+});
+
+$("#mf-resample").addEventListener("click", () => {
+  state.set({ seed: v.seed >= maxSeed ? 0 : v.seed + 1 });
+  seedBox.value = String(v.seed);
+  corrupt();
+});
+
+$("#mf-clear").addEventListener("click", () => {
+  state.set({ pos: [] });
+  resetGuesses();
+  renderChars();
+  drawGuessInputs();
+  fill();
+});
+
+$("#mf-reset").addEventListener("click", () => {
+  state.reset();
+  resetGuesses();
+  clearError();
+  clearFieldErrors();
+  sanitize();
+  syncControls();
+  renderChars();
+  drawGuessInputs();
+  fill();
+  corrupt();
+});
+
+/* ---------- the recipe's numbers come from the BERT card ---------- */
+function showRecipe(card) {
+  const ev = card.evaluation || {};
+  const split = ev.validation || Object.values(ev)[0] || {};
+  const recipe = split.recipe || {};
+  const rate = recipe.mask_rate !== undefined ? recipe.mask_rate : (card.training || {}).mask_rate;
+  const put = (sel, x) => { if (Number.isFinite(x)) $(sel).textContent = Math.round(x * 100) + " %"; };
+  put("#mf-recipe-rate", rate);
+  put("#mf-recipe-mask", recipe.mask);
+  put("#mf-recipe-random", recipe.random);
+  put("#mf-recipe-same", recipe.unchanged);
+  if (Number.isFinite(rate) && !new URLSearchParams(location.search).has("rate")) {
+    v.rate = Math.round(rate * 100);
+    syncControls();
+  }
+  return rate;
+}
+
+/* ---------- start ---------- */
+sanitize();
+syncControls();
+renderChars();
+drawGuessInputs();
+info().then((info) => {
+  const bert = info.cards.bert;
+  if (Number.isFinite(info.limits.max_masks)) maxMasks = info.limits.max_masks;
+  if (Number.isFinite(info.limits.max_seed)) {
+    maxSeed = info.limits.max_seed;
+    seedBox.max = String(maxSeed);
+  }
+  vocabSize = info.vocab.chars.length;
+  if (bert && bert.config) {
+    maxLen = bert.config.context - 2;
+    $("#mf-help-len").textContent = " BERT reads at most " + maxLen + " characters.";
+    showRecipe(bert);
+  }
+}).catch(() => {}).finally(() => {
+  const fitted = fitText(v.text, "link's sentence");
+  if (fitted !== v.text) {
+    v.text = fitted;
+    syncControls();
+  }
+  sanitize();
+  state.write();
+  renderChars();
+  drawGuessInputs();
+  if (!v.text) fieldMessage(textBox, "The sentence is empty: type one or choose an example.", "error");
+  fill();
+  corrupt();
+});
