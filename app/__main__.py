@@ -13,6 +13,7 @@ import sys
 
 from pydantic import ValidationError
 
+from .classes.addresses import base_urls, students_line
 from .config import Settings
 
 # CLI flag -> Settings field (also the PLAYGROUND_<FIELD> environment variable)
@@ -42,6 +43,11 @@ OPTIONS = {
     "--instructor-token": ("instructor_token", str, "the instructor's token for starting runs (default: a random one, printed)"),
     "--max-runs": ("max_runs", int, "training runs kept before starting one more is refused (default 20)"),
     "--max-corpus-bytes": ("max_corpus_bytes", int, "largest training text accepted (default 2000000)"),
+    "--database-url": ("database_url", str, "class sessions' database (default: SQLite in the data folder; "
+                       "postgresql://user:pass@host/db to share one between machines)"),
+    "--public-url": ("public_url", str, "the address students reach when behind a proxy or a name "
+                     "(e.g. https://playground.school.lan); it goes in the class QR code"),
+    "--class-expiry-hours": ("class_expiry_hours", float, "hours a class session and its answers live (default 12)"),
 }
 
 
@@ -73,8 +79,10 @@ def main(argv: list[str] | None = None) -> None:
 
         os.environ["PLAYGROUND_INSTRUCTOR_TOKEN"] = token = new_token()
         host = "127.0.0.1" if settings.host in ("0.0.0.0", "::") else settings.host
-        print(f"Instructor login (starts training runs; keep it to yourself):\n"
-              f"    http://{host}:{settings.port}/login#token={token}", flush=True)
+        logins = dict.fromkeys([f"http://{host}:{settings.port}", *base_urls(settings)])
+        print("Instructor login (starts training runs and class sessions; keep it to yourself):\n" +
+              "".join(f"    {url}/login#token={token}\n" for url in logins), end="", flush=True)
+    print(students_line(settings), flush=True)
     proxies = settings.forwarded_allow_ips.strip()
     uvicorn.run("app.main:create_app", factory=True, host=settings.host, port=settings.port,
                 workers=settings.workers, log_level=settings.log_level.lower(),

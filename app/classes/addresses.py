@@ -70,3 +70,12 @@ def student_url(settings: Settings, code: str | None = None) -> str | None:
     if not urls:
         return None
     return urls[0] + JOIN_PATH + (f"?code={code}" if code else "")
+
+
+def students_line(settings: Settings) -> str:
+    """What `python -m app` prints for the class: every address students can open, or the fix."""
+    urls = base_urls(settings)
+    if not urls:
+        return (f"Students cannot reach this server: it listens on {settings.host} only. "
+                f"For a class, restart with {STUDENTS_FLAG}")
+    return "Students open (or scan the QR code on /class):\n" + "\n".join(f"    {u}{JOIN_PATH}" for u in urls)

@@ -72,6 +72,10 @@ def make_engine(url: str) -> Engine:
         event.listen(engine, "connect", _sqlite_pragmas)
         event.listen(engine, "begin", _sqlite_begin)
         return engine
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        raise RuntimeError("a PostgreSQL database_url needs psycopg: pip install -e '.[postgres]'") from None
     return create_engine(url, pool_size=8, max_overflow=32, pool_pre_ping=True)
 
 

@@ -12,7 +12,7 @@ import json
 from typing import Annotated, AsyncIterable
 
 from anyio import to_thread
-from fastapi import APIRouter, Path, Request, Response
+from fastapi import APIRouter, Depends, Path, Request, Response
 from fastapi.responses import HTMLResponse, PlainTextResponse
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
@@ -140,15 +140,20 @@ async def results(code: CodePath, request: Request):
     return await to_thread.run_sync(views.results, classes(request).db, request.app.state.registry, code, teacher)
 
 
+async def live_code(code: CodePath, request: Request) -> str:
+    """The stored code of a live session: 404/410 before a stream opens (not inside it)."""
+    norm = normalize_code(code)
+    await to_thread.run_sync(views.state, classes(request).db, request.app.state.registry, norm, None, False)
+    return norm
+
+
 @router.get("/api/sessions/{code}/events", response_class=EventSourceResponse, responses=errs(404, 410))
-async def events(code: CodePath, request: Request) -> AsyncIterable[ServerSentEvent]:
+async def events(norm: Annotated[str, Depends(live_code)], request: Request) -> AsyncIterable[ServerSentEvent]:
     """Server-sent events. `state` (the state as GET /api/sessions/{code} gives it without this
     browser's own fields) whenever the teacher changes it; for the instructor also on every new
     answer or participant, with `results`. `gone` when the session ends its life (deleted, expired)."""
     c, registry = classes(request), request.app.state.registry
     teacher = await is_instructor(request)
-    norm = normalize_code(code)
-    await to_thread.run_sync(views.state, c.db, registry, norm, None, False)  # 404/410 before the stream opens
     relevant = (lambda key: key) if teacher else (lambda key: key[0])
     async for watch, key in c.hub.follow(norm, relevant):
         if key is None:

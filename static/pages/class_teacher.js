@@ -1,0 +1,177 @@
+/* /class: the instructor starts a class session, shows the join code and QR code, sets the pace
+   (follow me, lock, reveal) and watches the class's pooled answers live. With projector=1 only
+   the code, the QR code, the item and the pooled answers show; the keys still work. */
+import { api } from "../lib/api.js";
+import { drawItem, drawPooled, follow, sessionPath } from "../lib/classroom.js";
+import { $, clear, el, typingTarget } from "../lib/dom.js";
+import { qrSvg } from "../lib/qr.js";
+import { setParams } from "../lib/state.js";
+
+const PAGES = [["lobby", "Waiting room"], ["nsp", "NSP class set"], ["bert", "Be the BERT"],
+  ["concept", "Concept check"], ["label", "Label together"]];
+let code = new URLSearchParams(location.search).get("code");
+let state = null;
+let lastResults = null;
+let listing = null;
+
+const put = (body) => api(sessionPath(code, "/state"), { method: "PUT", body, model: false }).then(show);
+
+async function start() {
+  try {
+    listing = await api("/api/sessions", { model: false, quiet: true });
+  } catch (err) {
+    if (err.status === 401 || err.status === 403) {
+      $("#c-login").hidden = false;
+      return;
+    }
+    throw err;
+  }
+  if (code) return open(code);
+  $("#c-start").hidden = false;
+  $("#c-reach").textContent = listing.reachable
+    ? "Students will open " + listing.student_urls[0] + "/join"
+    : "Students cannot reach this server: it listens on this computer only. Restart it with " + listing.fix +
+      " (python -m app " + listing.fix + ") so that phones on the same network can join.";
+  const list = clear($("#c-sessions"));
+  for (const s of listing.sessions) {
+    const link = el("a", { href: "/class?code=" + s.code, text: s.display_code + " (" + s.joined + " joined" + (s.ended ? ", ended" : "") + ")" });
+    list.append(el("li", {}, link));
+  }
+  if (!listing.sessions.length) list.append(el("li", { class: "note", text: "none" }));
+}
+
+async function create() {
+  const labels = $("#c-labels").value.split(",").map((x) => x.trim()).filter(Boolean);
+  const lines = $("#c-lines").value.split("\n").map((x) => x.trim()).filter(Boolean);
+  const made = await api("/api/sessions", { model: false, body: { nsp_count: Number($("#c-nsp").value), labels: lines.length ? labels : [], lines },
+    fields: { nsp_count: $("#c-nsp"), labels: $("#c-labels"), lines: $("#c-lines") } });
+  setParams({ code: made.code });
+  code = made.code;
+  open(code);
+}
+
+function open(which) {
+  $("#c-start").hidden = true;
+  $("#c-live").hidden = false;
+  const url = listing.student_urls[0];
+  const qr = clear($("#c-qr"));
+  if (url) {
+    const link = url + "/join?code=" + which; // never carries projector mode
+    $("#c-url").textContent = url + "/join";
+    const drawn = qrSvg(link, "QR code of the join page: " + link);
+    if (drawn) qr.append(drawn);
+    qr.dataset.link = link;
+  } else {
+    $("#c-url").textContent = "(no address students can reach)";
+    const warn = $("#c-unreachable");
+    warn.hidden = false;
+    warn.textContent = "Students cannot reach this server: it listens on this computer only. Restart it with " + listing.fix + ".";
+  }
+  $("#c-csv").href = sessionPath(which, "/export.csv");
+  $("#c-jsonl").href = sessionPath(which, "/labels.jsonl");
+  const pages = clear($("#c-pages"));
+  for (const [key, name] of PAGES) {
+    pages.append(el("button", { type: "button", class: "btn secondary", dataset: { page: key }, "aria-pressed": "false", text: name,
+      onclick: () => put({ page: key }) }));
+  }
+  follow(which, { state: show, results: (r) => { lastResults = r; showResults(); }, gone: () => { location.href = "/class"; } });
+}
+
+function keysOf(page) {
+  return state && state.items && state.items[page] ? state.items[page].map((x) => x.item) : [];
+}
+
+function show(s) {
+  if (!s.participants) return; // a student-shaped state (the poll fallback without the instructor cookie)
+  state = s;
+  $("#c-code").textContent = s.display_code;
+  $("#c-joined").textContent = s.joined;
+  $("#c-answered").textContent = s.answered;
+  for (const b of document.querySelectorAll("#c-pages button")) b.setAttribute("aria-pressed", String(b.dataset.page === s.page));
+  $("#c-lock").setAttribute("aria-pressed", String(s.locked));
+  $("#c-reveal").setAttribute("aria-pressed", String(s.revealed));
+  $("#c-board").setAttribute("aria-pressed", String(s.leaderboard));
+  const cur = s.current;
+  $("#c-where").textContent = s.page_name + (cur ? ": item " + cur.number + " of " + cur.of : "") +
+    (s.locked ? " · locked" : "") + (s.revealed ? " · revealed" : "") + (s.ended ? " · ended" : "");
+  $("#c-item-h").textContent = cur ? s.page_name + ", item " + cur.number + " of " + cur.of : s.page_name;
+  if (cur) drawItem($("#c-item"), cur);
+  else clear($("#c-item")).append(el("p", { class: "note", text: s.page === "lobby" ? "Waiting for the class to join." :
+    s.page === "end" ? "The session has ended." : "This activity has no items yet." }));
+  const people = clear($("#c-people"));
+  for (const p of s.participants) {
+    people.append(el("li", { class: p.answered ? "answered" : "" }, [
+      (p.answered ? "✓ " : "") + p.nickname + " ",
+      el("button", { type: "button", class: "btn btn-small secondary", text: "remove", "aria-label": "remove " + p.nickname,
+        onclick: () => api(sessionPath(code, "/participants/" + p.id), { method: "DELETE", model: false }) }),
+    ]));
+  }
+  const leaders = clear($("#c-leaders"));
+  leaders.hidden = !s.leaders;
+  for (const l of s.leaders || []) leaders.append(el("li", { text: l.nickname + ": " + l.score }));
+  showResults();
+}
+
+function showResults() {
+  if (!state || !lastResults) return;
+  const cur = state.current;
+  const mine = cur && lastResults.items.find((r) => r.activity === cur.activity && r.item === cur.item);
+  const node = $("#c-results");
+  if (cur && cur.activity === "label") {
+    clear(node);
+    for (const r of lastResults.items.filter((x) => x.activity === "label")) {
+      const line = (cur.lines || []).find((x) => x.item === r.item);
+      node.append(el("p", { text: (line ? line.text : r.item) + " → " + Object.entries(r.counts).map(([k, n]) => k + " " + n).join(", ") }));
+    }
+  } else {
+    drawPooled(node, mine || null, { teacher: true, hideUntilReveal: cur && cur.activity === "concept" });
+  }
+  const nsp = lastResults.summary.nsp;
+  $("#c-summary").textContent = nsp.items ? "NSP so far (" + nsp.items + " revealed): the class " + Math.round(nsp.class_accuracy * 100) +
+    " % right, BERT " + Math.round(nsp.bert_accuracy * 100) + " % right." : "";
+}
+
+function step(delta) {
+  if (!state || !state.current) return;
+  const keys = keysOf(state.page);
+  const next = keys[keys.indexOf(state.item) + delta];
+  if (next) put({ item: next });
+}
+
+function drawMaskPicker() {
+  const box = clear($("#c-bert-chars"));
+  [...$("#c-bert-text").value].forEach((ch, i) => {
+    box.append(el("button", { type: "button", "aria-pressed": "false", dataset: { pos: String(i) }, text: ch === " " ? "␣" : ch,
+      onclick: (e) => { const b = e.currentTarget; b.setAttribute("aria-pressed", String(b.getAttribute("aria-pressed") !== "true")); } }));
+  });
+}
+
+async function addBert() {
+  const positions = [...document.querySelectorAll("#c-bert-chars button[aria-pressed='true']")].map((b) => Number(b.dataset.pos));
+  const made = await api(sessionPath(code, "/items"), { model: false, body: { activity: "bert", text: $("#c-bert-text").value, positions },
+    fields: { text: $("#c-bert-text"), positions: $("#c-bert-chars") } });
+  await put({ page: "bert", item: made.item });
+}
+
+$("#c-create").addEventListener("click", () => create().catch(() => {}));
+$("#c-prev").addEventListener("click", () => step(-1));
+$("#c-next").addEventListener("click", () => step(1));
+$("#c-lock").addEventListener("click", () => put({ locked: !state.locked }));
+$("#c-reveal").addEventListener("click", () => put({ revealed: !state.revealed }));
+$("#c-board").addEventListener("click", () => put({ leaderboard: !state.leaderboard }));
+$("#c-end").addEventListener("click", () => { if (confirm("End the session? Students can no longer answer.")) put({ ended: true }); });
+$("#c-delete").addEventListener("click", () => {
+  if (confirm("Delete this session and every answer in it?")) {
+    api(sessionPath(code), { method: "DELETE", model: false }).then(() => { location.href = "/class"; });
+  }
+});
+$("#c-bert-text").addEventListener("input", drawMaskPicker);
+$("#c-bert-go").addEventListener("click", () => addBert().catch(() => {}));
+document.addEventListener("keydown", (e) => {
+  if (!code || typingTarget(e.target) || e.ctrlKey || e.metaKey || e.altKey) return;
+  const act = { ArrowRight: () => step(1), ArrowLeft: () => step(-1), l: () => put({ locked: !state.locked }),
+    r: () => put({ revealed: !state.revealed }) }[e.key];
+  if (act && state) { e.preventDefault(); act(); }
+});
+drawMaskPicker();
+start();

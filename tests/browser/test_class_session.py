@@ -1,0 +1,131 @@
+"""A class session in real browsers: the teacher starts a class on /class, three students (one on
+a 390 px phone) open the address in the QR code, join, and follow the teacher through an NSP item
+and its reveal; a reload lands where the class is; the QR code holds the reachable address."""
+from __future__ import annotations
+
+import re
+import time
+
+import httpx
+import pytest
+
+from app.config import Settings
+from app.main import create_app
+from tests.browser.conftest import make_page
+from tests.conftest import SHIPPED_MODELS
+
+pytestmark = pytest.mark.browser
+TOKEN = "class-browser-teacher-token"
+FOLLOW_S = 2.0  # students' screens follow the teacher within this
+
+
+@pytest.fixture(scope="module")
+def class_server(app_server, tmp_path_factory):
+    app = create_app(Settings(models_dir=SHIPPED_MODELS, data_dir=tmp_path_factory.mktemp("data"),
+                              instructor_token=TOKEN))
+    with app_server(app) as url:
+        # as if started with --public-url: the address students reach is this test server's own
+        app.state.settings.public_url = url
+        yield url
+
+
+def followed(page, selector: str, pattern: str) -> float:
+    """Seconds until `selector`'s text matches `pattern` (fails after FOLLOW_S)."""
+    t0 = time.monotonic()
+    page.wait_for_function("([s, p]) => { const n = document.querySelector(s); return n && new RegExp(p).test(n.textContent); }",
+                           arg=[selector, pattern], timeout=FOLLOW_S * 1000)
+    return time.monotonic() - t0
+
+
+def test_three_students_follow_the_teacher_through_an_nsp_item_and_its_reveal(browser, class_server, screenshots):
+    contexts = []
+
+    def new(width, height):
+        context, page, rec = make_page(browser, class_server, width, height)
+        contexts.append(context)
+        return page, rec
+
+    try:
+        teacher, trec = new(1280, 720)
+        teacher.goto(f"/login#token={TOKEN}")
+        teacher.wait_for_url(re.compile(r"/train"))
+        teacher.goto("/class")
+        teacher.click("#c-create")
+        teacher.wait_for_function("() => document.querySelector('#c-code').textContent.length === 7")
+        code = teacher.evaluate("new URLSearchParams(location.search).get('code')")
+        link = teacher.get_attribute("#c-qr", "data-link")
+        assert link == f"{class_server}/join?code={code}" and "projector" not in link
+        assert teacher.locator("#c-qr svg.qr").count() == 1
+
+        students = []
+        for k, (w, h) in enumerate(((1280, 800), (1024, 768), (390, 844))):
+            page, rec = new(w, h)
+            page.goto(link)  # what the QR code opens
+            page.fill("#j-name", f"Student {k + 1}")
+            page.click("#j-go")
+            page.wait_for_selector("#j-class:not([hidden])")
+            assert page.text_content("#j-me") == f"Student {k + 1}"
+            students.append((page, rec))
+        teacher.wait_for_function("() => document.querySelector('#c-joined').textContent === '3'")
+        assert teacher.locator("#c-people li").count() == 3
+
+        # follow me: the teacher opens the NSP class set, every student's screen follows
+        teacher.click("#c-pages button[data-page='nsp']")
+        for page, _ in students:
+            followed(page, "#j-title", "NSP class set · item 1 of 10")
+            assert page.locator("#j-item .c-seg").count() == 2
+        for (page, _), answer in zip(students, ("IsNext", "NotNext", "IsNext")):
+            page.click(f"#j-item button[data-answer='{answer}']")
+            page.wait_for_function("() => document.querySelector('#j-status').textContent.includes('Answer sent')")
+        teacher.wait_for_function("() => document.querySelector('#c-answered').textContent === '3'")
+
+        # a reload lands where the class is, with this browser's answer
+        phone = students[2][0]
+        phone.reload()
+        phone.wait_for_selector("#j-class:not([hidden]) button[data-answer='IsNext'][aria-pressed='true']")
+        assert phone.evaluate("document.documentElement.scrollWidth") <= 390
+
+        # reveal (the projector's key): students see the truth and the class's bars
+        teacher.keyboard.press("r")
+        pooled = httpx.get(f"{class_server}/api/sessions/{code}/results",
+                           headers={"Authorization": f"Bearer {TOKEN}"}).json()["items"][0]
+        truth = pooled["truth"]
+        for page, _ in students:
+            followed(page, "#j-status", "The answer: " + truth)
+            page.wait_for_selector("#j-results .bar-row")
+        assert pooled["counts"] == {"IsNext": 2, "NotNext": 1}
+        teacher.wait_for_selector("#c-results .bar-row")
+        assert "BERT says " + pooled["bert"]["answer"] in teacher.text_content("#c-results")
+        verdicts = [page.text_content("#j-status") for page, _ in students]
+        assert ("You were right." in verdicts[0]) == (truth == "IsNext")
+        assert ("You were right." in verdicts[1]) == (truth == "NotNext")
+        phone.screenshot(path=str(screenshots / "class_student_390.png"), full_page=True)
+        teacher.screenshot(path=str(screenshots / "class_teacher.png"), full_page=True)
+        # projector mode hides the nicknames and controls, keeps the code, QR and results
+        teacher.goto(f"/class?code={code}&projector=1")
+        teacher.wait_for_selector("#c-results .bar-row")
+        assert not teacher.locator("#c-people").is_visible() and teacher.locator("#c-qr svg").is_visible()
+        for rec, page in [(trec, teacher)] + [(r, p) for p, r in students]:
+            rec.assert_clean(page)
+    finally:
+        for context in contexts:
+            context.close()
+
+
+def test_a_local_only_server_says_students_cannot_reach_it(browser, app_server, tmp_path):
+    app = create_app(Settings(models_dir=SHIPPED_MODELS, data_dir=tmp_path, instructor_token=TOKEN))
+    with app_server(app) as url:
+        context, page, rec = make_page(browser, url, 1280, 720)
+        try:
+            page.goto(f"/login#token={TOKEN}")
+            page.wait_for_url(re.compile(r"/train"))
+            page.goto("/class")
+            page.wait_for_selector("#c-start:not([hidden])")
+            assert "--host 0.0.0.0" in page.text_content("#c-reach")
+            page.click("#c-create")
+            page.wait_for_selector("#c-unreachable:not([hidden])")
+            assert "--host 0.0.0.0" in page.text_content("#c-unreachable")
+            assert page.locator("#c-qr svg").count() == 0  # no QR of an address students cannot open
+            rec.assert_clean(page)
+        finally:
+            context.close()
