@@ -15,7 +15,7 @@ import argparse
 import time
 import urllib.error
 
-from app.runs_benchmark import _call, events, own_server
+from benchmarks.runs import _call, events, own_server
 
 
 def measure(base: str, token: str, body: dict) -> dict:

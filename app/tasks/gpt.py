@@ -19,7 +19,7 @@ from ..sampling import Distribution, draw, sampling_distribution, uniform
 
 # Characters sampled per turn at the shared gate: a generation waits its turn once per chunk,
 # not once per character, so under a flood of one-run requests (mask-fill) it keeps a fair share.
-# Measured (app.benchmark's open-loop mix at 50 req/s, 2 cores, runs interleaved): generate's p99
+# Measured (benchmarks.serving's open-loop mix at 50 req/s, 2 cores, runs interleaved): generate's p99
 # was 2.9-3.3x mask-fill's with 8, 2.3-2.5x with 16, 1.9-2.3x with 32, and mask-fill's own p99
 # no worse with 32 (a 32-character turn is ~12 ms of one core, about two mask-fills).
 CHUNK = 32

@@ -1,4 +1,4 @@
-"""Slow clients against a live server: `python -m app.attacks [--attack slow-body|no-read|slowloris|all]`.
+"""Slow clients against a live server: `python -m benchmarks.attacks [--attack slow-body|no-read|slowloris|all]`.
 
 What a careless (or unkind) client on the class network can do with a handful of sockets, and
 whether everybody else is still served meanwhile. Each attack runs for --seconds while one normal
@@ -22,8 +22,8 @@ import socket
 import tempfile
 from pathlib import Path
 
-from .bench_common import NICE, RawConnection, host_port, run_niced, start_server, stop_server
-from .config import REPO
+from .common import NICE, RawConnection, host_port, run_niced, start_server, stop_server
+from app.config import REPO
 
 PROMPT = "To be, or not to be, that is the question"
 
@@ -146,7 +146,7 @@ def report(name: str, r: dict, seconds: float) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(prog="python -m app.attacks", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m benchmarks.attacks", description=__doc__.split("\n\n")[0])
     p.add_argument("--attack", choices=[*ATTACKS, "all"], default="all")
     p.add_argument("--seconds", type=float, default=20.0, help="how long each attack lasts")
     p.add_argument("--url", help="attack a running server instead of starting one")

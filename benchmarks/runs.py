@@ -1,8 +1,8 @@
 """The timings a class feels around a live training run, measured through HTTP (prints figures):
 
-    python -m app.runs_benchmark                       # own server on a free port, a 1-minute run
-    python -m app.runs_benchmark --minutes 3 --preset 3min
-    python -m app.runs_benchmark --url http://host:8000 --token T   # a running server
+    python -m benchmarks.runs                       # own server on a free port, a 1-minute run
+    python -m benchmarks.runs --minutes 3 --preset 3min
+    python -m benchmarks.runs --url http://host:8000 --token T   # a running server
 
 - first progress event on screen after Start (target <= 5 s)
 - the longest gap between two samples (target: a new sample at least every 15 s)
@@ -114,8 +114,8 @@ def own_server(token: str):
 
     import uvicorn
 
-    from .config import Settings
-    from .main import create_app
+    from app.config import Settings
+    from app.main import create_app
 
     settings = Settings(data_dir=tempfile.mkdtemp(prefix="playground-runs-"), instructor_token=token)
     sock = socket.socket()
@@ -128,7 +128,7 @@ def own_server(token: str):
 
 
 def main(argv=None) -> None:
-    p = argparse.ArgumentParser(prog="python -m app.runs_benchmark", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m benchmarks.runs", description=__doc__.split("\n")[0])
     p.add_argument("--url", default=None, help="a running server (default: start one here)")
     p.add_argument("--token", default="benchmark-token", help="its instructor token")
     p.add_argument("--minutes", type=float, default=1.0)

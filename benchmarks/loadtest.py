@@ -1,4 +1,4 @@
-"""A classroom on loopback: `python -m app.loadtest --students 100 --seconds 60`.
+"""A classroom on loopback: `python -m benchmarks.loadtest --students 100 --seconds 60`.
 
 Starts the server (a uvicorn subprocess on 127.0.0.1 serving the shipped models) unless --url is
 given, then runs simulated students for the given time, each one a loop of what students do in
@@ -25,8 +25,8 @@ from pathlib import Path
 
 import httpx
 
-from .bench_common import RawConnection, percentile, rss_mb, start_server, stop_server
-from .config import REPO, Settings
+from .common import RawConnection, percentile, rss_mb, start_server, stop_server
+from app.config import REPO, Settings
 
 LINES = [
     "To be, or not to be, that is the question.",
@@ -275,7 +275,7 @@ def report_burst(out: dict, size: int, cap: int | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m app.loadtest", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.loadtest", description=__doc__.split("\n\n")[0])
     parser.add_argument("--students", type=int, default=100)
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--url", help="test a running server instead of starting one (loopback recommended)")

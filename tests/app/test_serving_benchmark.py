@@ -1,4 +1,4 @@
-"""app/benchmark.py runs end to end (tiny models, short open-loop load) and prints every figure."""
+"""benchmarks/serving.py runs end to end (tiny models, short open-loop load) and prints every figure."""
 from __future__ import annotations
 
 import re
@@ -7,7 +7,7 @@ N = r"(?:[\d.]+|nan)"  # a latency, or nan where an endpoint drew no request in 
 
 
 def test_benchmark_prints_all_figures(tiny_models_dir, capsys):
-    from app import benchmark
+    from benchmarks import serving as benchmark
 
     benchmark.main(["--models-dir", str(tiny_models_dir), "--chars", "200", "--recompute-chars", "20",
                     "--calls", "5", "--rates", "5,10", "--seconds", "1", "--burst", "5"])

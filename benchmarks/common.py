@@ -19,7 +19,7 @@ from pathlib import Path
 
 import httpx
 
-from .config import REPO
+from app.config import REPO
 
 
 def free_port() -> int:

@@ -1,4 +1,4 @@
-"""Serving benchmark: `python -m app.benchmark [--models-dir models] [--with-training]`. Prints
+"""Serving benchmark: `python -m benchmarks.serving [--models-dir models] [--with-training]`. Prints
 figures, asserts nothing.
 
 1. GPT at full context, in process: the KV-cached sampler vs recomputing a full forward of the
@@ -34,13 +34,13 @@ from pathlib import Path
 import httpx
 import numpy as np
 
-from .bench_common import (NICE, RawConnection, percentile, rss_mb, run_niced, server_pids, start_server,
+from .common import (NICE, RawConnection, percentile, rss_mb, run_niced, server_pids, start_server,
                            stop_server)
-from .config import REPO, Settings
-from .contract import FIRST_CHAR, MASK_MARKER
-from .registry import ModelSet as Models, read_meta
-from .runtime import Runtime, cores
-from .sampling import draw, sampling_distribution
+from app.config import REPO, Settings
+from app.contract import FIRST_CHAR, MASK_MARKER
+from app.registry import ModelSet as Models, read_meta
+from app.runtime import Runtime, cores
+from app.sampling import draw, sampling_distribution
 
 SAMPLE = ("Now is the winter of our discontent made glorious summer by this sun of York; and all the "
           "clouds that lour'd upon our house in the deep bosom of the ocean buried. ")
@@ -102,9 +102,9 @@ def mix_bodies(models: Models) -> dict[str, dict]:
 
 def bench_costs(models_dir: Path, bodies: dict[str, dict], calls: int) -> dict[str, float]:
     """Seconds per request of each endpoint function, in process, one at a time (median)."""
-    from .main import load_registry
-    from .routers import generation, mask_fill, nsp
-    from .schemas import GenerateRequest, MaskFillRequest, NextTokenRequest, NSPRequest
+    from app.main import load_registry
+    from app.routers import generation, mask_fill, nsp
+    from app.schemas import GenerateRequest, MaskFillRequest, NextTokenRequest, NSPRequest
 
     registry = load_registry(Settings(models_dir=models_dir))
     endpoints = {
@@ -304,7 +304,7 @@ def print_rss(when: str, pid: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(prog="python -m app.benchmark", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m benchmarks.serving", description=__doc__.split("\n")[0])
     p.add_argument("--models-dir", type=Path, default=Settings().models_dir)
     p.add_argument("--chars", type=int, default=1000, help="characters for the cached sampler and the stream")
     p.add_argument("--recompute-chars", type=int, default=100, help="characters for the recompute loop")
