@@ -1,24 +1,27 @@
 /* ELECTRA, live (POST /api/objectives/electra): the discriminator's "replaced?" probability at every
    character. Two views: the draw above (objectives.js sends its selected positions; the set's BERT,
-   as the generator, fills EVERY one of them) and the student's own sentence, judged as typed. */
+   as the generator, fills EVERY one of them) and the student's own sentence, judged as typed.
+   Requests go through lib/api (the chosen set, the busy retry, latest request wins); the sentence's
+   length limit is the discriminator's own context (its card), less [CLS] and [SEP]. */
+import { api, info, latest } from "../lib/api.js";
+import { debounce } from "../lib/dom.js";
+import { pct, visibleChar } from "../lib/text.js";
 
 const strip = document.getElementById("o-rtd");
 const summary = document.getElementById("o-rtd-summary");
 const own = document.getElementById("o-rtd-own");
 const ownStrip = document.getElementById("o-rtd-own-strip");
 const ownSummary = document.getElementById("o-rtd-own-summary");
-let latest = 0;
-let lastDraw = null;
+const drawn = latest();
+const typed = latest();
 
-const pct = (p) => Math.round(p * 100) + " %";
-const shown = (ch) => (ch === " " ? "␣" : ch === "\n" ? "↵" : ch);
+const NONE = "This model set has no ELECTRA discriminator, so there is nothing live to show here; pick the shipped set " +
+  "(or a run trained with ELECTRA) in the model list.";
 
-async function judge(body) {
-  const res = await fetch("/api/objectives/electra", {
-    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
-  const data = await res.json().catch(() => ({}));
-  if (!res.ok) throw new Error((data && data.detail && (data.detail.message || data.detail)) || res.statusText);
-  return data;
+// The chosen set's discriminator card, or null (from GET /api/models: no request that is bound to fail).
+async function discriminator() {
+  const set = await info();
+  return (set.cards && set.cards.electra) || null;
 }
 
 function draw(target, r) {
@@ -27,14 +30,13 @@ function draw(target, r) {
     const flagged = c.p_replaced > 0.5;
     cell.className = "tok" + (c.replaced ? " is-replaced" : "") + (flagged ? " is-flagged" : "") + (c.filled ? " is-filled" : "");
     const ch = document.createElement("span");
-
-    ch.textContent = shown(c.char);
+    ch.textContent = visibleChar(c.char);
     const p = document.createElement("span");
     p.className = "tok-note";
-    p.textContent = pct(c.p_replaced);
+    p.textContent = pct(c.p_replaced, 0);
     cell.append(ch, p);
-    cell.title = (c.replaced ? "replaced: the original was " + shown(c.original) : c.filled ? "refilled with the original" : "original") +
-      " · the discriminator says " + pct(c.p_replaced) + " replaced" + (flagged === c.replaced ? " (right)" : " (wrong)");
+    cell.title = (c.replaced ? "replaced: the original was " + visibleChar(c.original) : c.filled ? "refilled with the original" : "original") +
+      " · the discriminator says " + pct(c.p_replaced, 0) + " replaced" + (flagged === c.replaced ? " (right)" : " (wrong)");
     return cell;
   }));
 }
@@ -46,57 +48,42 @@ function say(el, r, intro) {
 
 function fail(el, target, err) {
   target.replaceChildren();
-  el.textContent = "No live discriminator here: " + err.message;
+  el.textContent = "No live discriminator here: " + (err.detail || err.message);
 }
-
-// Does the chosen set have a discriminator? (GET /api/models; no request that is bound to fail.)
-let sets = null;
-async function hasElectra(model) {
-  if (!sets) {
-    const res = await fetch("/api/models");
-    const data = res.ok ? await res.json() : { sets: [] };
-    sets = { default: data.default, list: data.sets || [] };
-  }
-  const set = sets.list.find((s) => s.id === (model || sets.default));
-  return Boolean(set && set.families.includes("electra"));
-}
-
-const NONE = "This model set has no ELECTRA discriminator, so there is nothing live to show here; pick the shipped set " +
-  "(or a run trained with ELECTRA) in the model list.";
 
 async function onDraw(detail) {
-  lastDraw = detail;
-  const id = ++latest;
-  if (!(await hasElectra(detail.model))) {
-    if (id === latest) { strip.replaceChildren(); summary.textContent = NONE; }
+  const ticket = drawn.begin();
+  if (!(await discriminator())) {
+    if (ticket()) { strip.replaceChildren(); summary.textContent = NONE; }
     return;
   }
-  const body = { text: detail.text, positions: detail.positions, seed: detail.seed };
-  if (detail.model) body.model = detail.model;
   try {
-    const r = await judge(body);
-    if (id !== latest) return;
+    const r = await api("/api/objectives/electra", { body: { text: detail.text, positions: detail.positions, seed: detail.seed }, quiet: true });
+    if (!ticket()) return;
     draw(strip, r);
     say(summary, r, "The generator filled all " + r.filled + " masked positions; " + r.replaced + " of its fills differ from the original " +
       "(a fill equal to the original counts as original).");
-  } catch (err) { if (id === latest) fail(summary, strip, err); }
+  } catch (err) { if (ticket()) fail(summary, strip, err); }
 }
 
 async function onOwn() {
+  const ticket = typed.begin();
   const text = own.value;
   if (!text) { ownStrip.replaceChildren(); ownSummary.textContent = ""; return; }
-  const body = { text };
-  if (lastDraw && lastDraw.model) body.model = lastDraw.model;
-  if (!(await hasElectra(body.model))) { ownStrip.replaceChildren(); ownSummary.textContent = NONE; return; }
+  const card = await discriminator();
+  if (!ticket()) return;
+  if (!card) { ownStrip.replaceChildren(); ownSummary.textContent = NONE; return; }
   try {
-    const r = await judge(body);
-    if (own.value !== text) return;
+    const r = await api("/api/objectives/electra", { body: { text }, quiet: true });
+    if (!ticket()) return;
     draw(ownStrip, r);
     say(ownSummary, r, "Your sentence, judged as typed (nothing was filled).");
-  } catch (err) { fail(ownSummary, ownStrip, err); }
+  } catch (err) { if (ticket()) fail(ownSummary, ownStrip, err); }
 }
 
 document.addEventListener("objectives:corrupted", (e) => onDraw(e.detail));
-let timer = 0;
-own.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(onOwn, 250); });
+own.addEventListener("input", debounce(onOwn, 250));
+discriminator().then((card) => {
+  if (card) own.maxLength = card.config.context - 2; // [CLS] and [SEP] take two places
+}).catch(() => {});
 onOwn();
