@@ -8,6 +8,7 @@ with the code, but nicknames only by the instructor (or everyone once the leader
 and results of items the teacher has not revealed only by the instructor."""
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Annotated, AsyncIterable
 
@@ -147,6 +148,10 @@ async def live_code(code: CodePath, request: Request) -> str:
     return norm
 
 
+async def _student_state(c: Classes, registry, norm: str) -> str:
+    return _json(await to_thread.run_sync(views.state, c.db, registry, norm, None, False))
+
+
 @router.get("/api/sessions/{code}/events", response_class=EventSourceResponse, responses=errs(404, 410))
 async def events(norm: Annotated[str, Depends(live_code)], request: Request) -> AsyncIterable[ServerSentEvent]:
     """Server-sent events. `state` (the state as GET /api/sessions/{code} gives it without this
@@ -165,11 +170,11 @@ async def events(norm: Annotated[str, Depends(live_code)], request: Request) -> 
                 pooled = await to_thread.run_sync(views.results, c.db, registry, norm, True)
                 yield ServerSentEvent(event="state", raw_data=_json(state))
                 yield ServerSentEvent(event="results", raw_data=_json(pooled))
-            else:
-                if key[0] not in watch.cache:
-                    watch.cache[key[0]] = _json(await to_thread.run_sync(views.state, c.db, registry, norm, None,
-                                                                         False))
-                yield ServerSentEvent(event="state", raw_data=watch.cache[key[0]])
+            else:  # one read per change for every student: the first stream to wake starts it, the rest await it
+                shared = watch.cache.get(key[0])
+                if shared is None:
+                    shared = watch.cache[key[0]] = asyncio.ensure_future(_student_state(c, registry, norm))
+                yield ServerSentEvent(event="state", raw_data=await asyncio.shield(shared))
         except ApiError:  # expired or deleted between the poll and the read
             yield ServerSentEvent(event="gone", raw_data=_json({"code": norm}))
             return
