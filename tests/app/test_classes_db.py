@@ -5,6 +5,8 @@ newer one refused, and `python -m app` prints the address students can reach."""
 from __future__ import annotations
 
 import glob
+import http.client
+import json
 import os
 import shutil
 import socket
@@ -26,6 +28,7 @@ from tests.conftest import REPO, SHIPPED_MODELS
 
 TOKEN = "class-db-teacher-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
+PIDS: dict[str, int] = {}  # base URL -> the `python -m app` process serving it
 
 
 def free_port() -> int:
@@ -45,6 +48,7 @@ def server(data_dir: Path, *extra: str):
                              "warning", *extra], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True)
     url = f"http://127.0.0.1:{port}"
+    PIDS[url] = proc.pid
     try:
         deadline = time.monotonic() + 90
         while True:
@@ -142,6 +146,110 @@ def test_two_server_processes_share_one_sqlite_file(tmp_path):
         assert conn.execute(text("PRAGMA journal_mode")).scalar() == "wal"
         assert conn.execute(text("SELECT count(*) FROM class_answers")).scalar() == 30
     db.close()
+
+
+# --- `--workers 2`: uvicorn's worker processes, one data folder ---------------------------------
+
+def children(pid: int) -> set[int]:
+    out = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                out.add(int(stat.parent.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return out
+
+
+def serving_pid(server_port: int, client_port: int, pids: set[int]) -> int | None:
+    """Which of `pids` holds the server end of the loopback connection from `client_port` (/proc)."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            f = line.split()
+            if int(f[1].rsplit(":", 1)[1], 16) == server_port and int(f[2].rsplit(":", 1)[1], 16) == client_port:
+                inodes.add(f"socket:[{f[9]}]")
+    for pid in pids:
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            try:
+                if os.readlink(fd) in inodes:
+                    return pid
+            except OSError:
+                continue
+    return None
+
+
+class Conn:
+    """One keep-alive connection, so that every request on it reaches the same worker."""
+
+    def __init__(self, url: str):
+        self.port = int(url.rsplit(":", 1)[1])
+        self.http = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        self.call("GET", "/api/health")
+
+    def call(self, method: str, path: str, body: dict | None = None, headers: dict | None = None):
+        data = json.dumps(body).encode() if body is not None else None
+        self.http.request(method, path, body=data, headers={"Content-Type": "application/json", **(headers or {})})
+        r = self.http.getresponse()
+        text = r.read()
+        return r.status, (json.loads(text) if text else None), r.getheader("Set-Cookie")
+
+    def events(self, path: str, headers: dict):
+        """(event, data) of a server-sent event stream on this connection, as they arrive."""
+        self.http.request("GET", path, headers=headers)
+        r = self.http.getresponse()
+        assert r.status == 200
+        kind = None
+        while line := r.fp.readline():
+            line = line.decode().rstrip("\r\n")
+            if line.startswith("event:"):
+                kind = line[6:].strip()
+            elif line.startswith("data:") and kind:
+                yield kind, json.loads(line[5:])
+
+
+def test_two_uvicorn_workers_share_one_database(tmp_path):
+    """`python -m app --workers 2`: a student joins through one worker and the other sees her; the
+    teacher paces through the second, she answers through it, and the first worker's results and its
+    live dashboard stream count her answer once."""
+    if not Path("/proc/net/tcp").exists():
+        pytest.skip("telling which worker holds a connection needs Linux's /proc")
+    with server(tmp_path, "--workers", "2") as url:
+        processes = children(PIDS[url])  # the two workers (and multiprocessing's resource tracker)
+        by_worker: dict[int, list[Conn]] = {}
+        for _ in range(60):  # the kernel hands each new connection to whichever worker accepts first
+            c = Conn(url)
+            by_worker.setdefault(serving_pid(c.port, c.http.sock.getsockname()[1], processes), []).append(c)
+            if sum(len(v) >= 2 for v in by_worker.values()) == 2:
+                break
+        workers = {pid for pid, v in by_worker.items() if len(v) >= 2}
+        assert None not in by_worker and len(by_worker) == 2 and len(workers) == 2, \
+            f"60 connections did not reach two workers twice each: {by_worker}"
+        (one, one_stream), (two, _) = (by_worker[w][:2] for w in sorted(workers))
+        status, made, _ = one.call("POST", "/api/sessions", {"nsp_count": 1}, AUTH)
+        assert status == 201
+        path = f"/api/sessions/{made['code']}"
+        status, ana, cookie = one.call("POST", path + "/join", {"nickname": "Ana"})
+        assert status == 200 and cookie
+        student = {"Cookie": cookie.split(";")[0]}
+        status, state, _ = two.call("GET", path, headers=student)  # her browser, through the other worker
+        assert status == 200 and state["joined"] == 1 and state["me"] == ana
+        assert two.call("GET", path, headers=AUTH)[1]["participants"][0]["nickname"] == "Ana"
+        dashboard = one_stream.events(path + "/events", AUTH)  # worker one's live dashboard
+        item = two.call("PUT", path + "/state", {"page": "nsp"}, AUTH)[1]["item"]
+        assert one.call("GET", path, headers=student)[1]["current"]["item"] == item
+        body = {"activity": "nsp", "item": item, "answer": "IsNext"}
+        assert two.call("POST", path + "/answers", body, student)[0] == 201
+        assert one.call("POST", path + "/answers", body, student)[0] == 409  # once, whichever worker
+        assert one.call("GET", path + "/results", headers=AUTH)[1]["items"][0]["counts"] == {"IsNext": 1, "NotNext": 0}
+        deadline = time.monotonic() + 10
+        for kind, data in dashboard:
+            if kind == "results" and data["items"] and sum(data["items"][0]["counts"].values()) == 1:
+                break
+            assert time.monotonic() < deadline, "worker one's dashboard never showed the other worker's answer"
+        for conns in by_worker.values():
+            for c in conns:
+                c.http.close()
 
 
 def test_an_older_schema_is_upgraded_in_place_and_a_newer_one_refused(tmp_path, monkeypatch):
