@@ -5,6 +5,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
 from .. import deps
+from ..tasks import corruption
 from ..contract import MASK, MASK_MARKER, Vocab, bert_text_room
 from ..errors import ApiError
 from ..schemas import MAX_MASKS, CorruptRequest, CorruptResponse, MaskFillRequest, MaskFillResponse
@@ -73,7 +74,7 @@ def corrupt(req: CorruptRequest, registry: deps.RegistryDep):
     model = registry.bert(req.model)
     check_length(len(req.text), model.context)
     ids, unknown = model.vocab.encode(req.text)
-    out = model.corrupt(ids, req.mask_rate, req.seed)
+    out = corruption.demo(model, req.text, ids, "char", req.mask_rate, 3.0, req.seed)
     return deps.respond(CorruptResponse, {"tokens": [model.vocab.token(t) for t in ids], "unknown_chars": unknown, **out})
 
 

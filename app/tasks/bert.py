@@ -6,7 +6,7 @@ from contextlib import nullcontext
 
 import numpy as np
 
-from ..contract import CLS, FIRST_CHAR, MASK, SEP, Vocab
+from ..contract import CLS, FIRST_CHAR, SEP, Vocab
 from ..sampling import softmax
 
 
@@ -49,33 +49,6 @@ class BERT:
                                      "rank": int((p > po).sum()) + 1}
             out.append(entry)
         return out
-
-    def corrupt(self, ids: list[int], mask_rate: float, seed: int) -> dict:
-        """BERT's pretraining corruption on one text, then one forward on what it produced."""
-        rng = np.random.default_rng(seed)
-        arr = np.asarray(ids, dtype=np.int64)
-        n = len(arr)
-        # Vectorised draws in a fixed order, so a seed always gives the same corruption.
-        selected = (rng.random(n) < mask_rate) & (arr >= FIRST_CHAR)
-        r = rng.random(n)
-        randoms = rng.integers(FIRST_CHAR, self.vocab.size, n)
-        corrupted = arr.copy()
-        corrupted[selected & (r < 0.8)] = MASK
-        to_random = selected & (r >= 0.8) & (r < 0.9)
-        corrupted[to_random] = randoms[to_random]
-        chosen = np.flatnonzero(selected)
-        probs = self.char_probs(corrupted.tolist(), chosen.tolist())
-        rows = []
-        for j, pos in enumerate(chosen):
-            p = probs[j]
-            best = int(np.argmax(p))
-            action = "mask" if r[pos] < 0.8 else "random" if r[pos] < 0.9 else "unchanged"
-            rows.append({"position": int(pos), "original": self.vocab.token(int(arr[pos])), "action": action,
-                         "shown": self.vocab.token(int(corrupted[pos])), "prediction": self.vocab.chars[best],
-                         "prob": float(p[best]), "correct": FIRST_CHAR + best == int(arr[pos]),
-                         "top": self.ranked(p, 5)})
-        accuracy = sum(r_["correct"] for r_ in rows) / len(rows) if rows else None
-        return {"corrupted": [self.vocab.token(int(t)) for t in corrupted], "selected": rows, "accuracy": accuracy}
 
     def p_is_next(self, a: list[int], b: list[int]) -> float:
         """[CLS] a [SEP] b [SEP] with segment 0 for [CLS] a [SEP] and 1 for b [SEP]."""

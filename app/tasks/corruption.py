@@ -83,7 +83,8 @@ def log_probs(logits: np.ndarray) -> np.ndarray:
 
 
 def demo(bert, text: str, ids: list[int], scheme: str, rate: float, mean_span: float, seed: int) -> dict:
-    """One corruption of `text` and what BERT recovers; the MLM loss over the selected positions."""
+    """One corruption of `text` and what BERT recovers; the MLM loss over the selected positions.
+    The one corruption every demo uses (Mask-Fill's "corrupt" is this, per character)."""
     rng = np.random.default_rng(seed)
     arr = np.asarray(ids, dtype=np.int64)
     units = select_units(rng, text, arr, scheme, rate, mean_span)
@@ -100,7 +101,7 @@ def demo(bert, text: str, ids: list[int], scheme: str, rate: float, mean_span: f
         rows.append({"position": pos, "original": bert.vocab.token(int(arr[pos])), "action": actions[pos],
                      "shown": bert.vocab.token(int(corrupted[pos])), "prediction": bert.vocab.chars[best],
                      "prob": float(p[best]), "correct": FIRST_CHAR + best == int(arr[pos]),
-                     "p_original": float(p[arr[pos] - FIRST_CHAR]),
+                     "p_original": float(p[arr[pos] - FIRST_CHAR]), "top": bert.ranked(p, 5),
                      "replaced": bool(corrupted[pos] != arr[pos] and actions[pos] == "random")})
     return {"corrupted": [bert.vocab.token(int(t)) for t in corrupted], "selected": rows,
             "units": units, "rate": len(positions) / max(1, int((arr >= FIRST_CHAR).sum())),

@@ -105,12 +105,19 @@ def test_bert_fill_probs_and_nsp(models):
 
 
 def test_corruption_is_reproducible_and_follows_the_recipe(models):
+    from app.tasks import corruption
+
     bert = models.bert
-    ids, _ = bert.vocab.encode("the king and the crown " * 2)
-    a, b = bert.corrupt(ids, 0.5, 3), bert.corrupt(ids, 0.5, 3)
+    text = "the king and the crown " * 2
+    ids, _ = bert.vocab.encode(text)
+
+    def corrupt(rate, seed):  # the one corruption every demo uses, per character as Mask-Fill shows it
+        return corruption.demo(bert, text, ids, "char", rate, 3.0, seed)
+
+    a, b = corrupt(0.5, 3), corrupt(0.5, 3)
     assert a == b
-    assert a != bert.corrupt(ids, 0.5, 4)
-    everything = bert.corrupt(ids, 1.0, 0)
+    assert a != corrupt(0.5, 4)
+    everything = corrupt(1.0, 0)
     assert len(everything["selected"]) == len(ids)
     actions = [s["action"] for s in everything["selected"]]
     assert 0.6 < actions.count("mask") / len(actions) <= 1.0
