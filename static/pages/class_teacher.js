@@ -69,6 +69,7 @@ function open(which) {
   }
   $("#c-csv").href = sessionPath(which, "/export.csv");
   $("#c-jsonl").href = sessionPath(which, "/labels.jsonl");
+  $("#c-finetune").href = "/finetune?class=" + encodeURIComponent(which); // the fine-tune lab fetches them itself
   const pages = clear($("#c-pages"));
   for (const [key, name] of PAGES) {
     pages.append(el("button", { type: "button", class: "btn secondary", dataset: { page: key }, "aria-pressed": "false", text: name,

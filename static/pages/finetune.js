@@ -3,7 +3,7 @@
    Every number drawn is one the API returned (the job's `summary`, or `so_far` until it arrives). */
 import { el, svg, $ } from "../lib/dom.js";
 import { showError, clearError } from "../lib/errors.js";
-import { api } from "../lib/api.js";
+import { api, errorOf } from "../lib/api.js";
 
 const ARM_TEXT = { full: "Pretrained + fine-tuned", probe: "Linear probe (frozen)", scratch: "From scratch" };
 const ARMS = ["full", "probe", "scratch"];
@@ -34,10 +34,10 @@ function plot(figure, series, opts) {
   figure.querySelector("svg")?.remove();
   const W = 560, H = 320, L = 56, R = 16, T = 16, B = 48;
   const xs = series.flatMap((s) => s.points.map((p) => p.x)).filter((x) => x !== null && x > 0);
-  const svg = svg("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": opts.label, class: "plot" });
+  const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": opts.label, class: "plot" });
   if (!xs.length) {
-    svg.append(svg("text", { x: W / 2, y: H / 2, "text-anchor": "middle", class: "plot-empty", text: opts.empty }));
-    figure.prepend(svg);
+    root.append(svg("text", { x: W / 2, y: H / 2, "text-anchor": "middle", class: "plot-empty", text: opts.empty }));
+    figure.prepend(root);
     return;
   }
   const logX = opts.logX;
@@ -49,28 +49,28 @@ function plot(figure, series, opts) {
   const py = (y) => T + (1 - (y - y0) / (y1 - y0)) * (H - T - B);
   for (let i = 0; i <= 4; i++) {
     const y = y0 + ((y1 - y0) * i) / 4;
-    svg.append(svg("line", { x1: L, x2: W - R, y1: py(y), y2: py(y), class: "grid" }),
+    root.append(svg("line", { x1: L, x2: W - R, y1: py(y), y2: py(y), class: "grid" }),
       svg("text", { x: L - 6, y: py(y) + 4, "text-anchor": "end", class: "tick", text: opts.yTick(y) }));
   }
   for (const x of [...new Set(xs)]) {
-    svg.append(svg("text", { x: px(x), y: H - B + 18, "text-anchor": "middle", class: "tick", text: String(x) }));
+    root.append(svg("text", { x: px(x), y: H - B + 18, "text-anchor": "middle", class: "tick", text: String(x) }));
   }
-  svg.append(svg("text", { x: (L + W - R) / 2, y: H - 8, "text-anchor": "middle", class: "axis", text: opts.xLabel }));
+  root.append(svg("text", { x: (L + W - R) / 2, y: H - 8, "text-anchor": "middle", class: "axis", text: opts.xLabel }));
   for (const s of series) {
     const pts = s.points.filter((p) => p.x !== null && p.mean !== null);
     if (s.flat !== undefined) {
-      svg.append(svg("line", { x1: L, x2: W - R, y1: py(s.flat), y2: py(s.flat), class: "line dashed " + s.cls }));
+      root.append(svg("line", { x1: L, x2: W - R, y1: py(s.flat), y2: py(s.flat), class: "line dashed " + s.cls }));
       continue;
     }
     if (pts.length > 1) {
-      svg.append(svg("polyline", { points: pts.map((p) => px(p.x) + "," + py(p.mean)).join(" "), class: "line " + s.cls }));
+      root.append(svg("polyline", { points: pts.map((p) => px(p.x) + "," + py(p.mean)).join(" "), class: "line " + s.cls }));
     }
     for (const p of pts) {
       if (p.lo !== null && p.lo !== undefined && p.hi !== null) {
-        svg.append(svg("line", { x1: px(p.x), x2: px(p.x), y1: py(Math.max(y0, p.lo)), y2: py(Math.min(y1, p.hi)),
+        root.append(svg("line", { x1: px(p.x), x2: px(p.x), y1: py(Math.max(y0, p.lo)), y2: py(Math.min(y1, p.hi)),
           class: "whisker " + s.cls }));
       }
-      svg.append(svg("circle", { cx: px(p.x), cy: py(p.mean), r: 4, class: "dot " + s.cls },
+      root.append(svg("circle", { cx: px(p.x), cy: py(p.mean), r: 4, class: "dot " + s.cls },
         svg("title", { text: `${s.name}: ${opts.yTick(p.mean)} at ${p.x}` })));
     }
   }
@@ -79,12 +79,12 @@ function plot(figure, series, opts) {
     legend.append(svg("rect", { x: L + 8, y: T + 4 + i * 18, width: 14, height: 4, class: "swatch " + s.cls }),
       svg("text", { x: L + 28, y: T + 10 + i * 18, class: "tick", text: s.name }));
   });
-  svg.append(legend);
-  figure.prepend(svg);
+  root.append(legend);
+  figure.prepend(root);
 }
 
 /* ---------- one job on screen ---------- */
-const view = { id: null, detail: null, source: null, instructor: false, runs: {} };
+const view = { id: null, detail: null, source: null, instructor: false, runs: {}, classTask: null };
 
 function gptAccuracy(detail) {
   const g = detail.gpt_way;
@@ -302,6 +302,29 @@ async function setUpStart(data) {
   $("#ft-model").addEventListener("change", sync);
   sync();
   $("#ft-start").hidden = false;
+  if (params.get("class")) await classLabels(params.get("class"), sync);
+}
+
+/* Label together -> fine-tune: /finetune?class=CODE (the class page's button) takes the session's
+   pooled labels (GET /api/sessions/{code}/labels.jsonl, instructor only) as the uploaded task file;
+   choosing a file instead replaces them. */
+async function classLabels(code, sync) {
+  const info = $("#ft-file-info");
+  $("#ft-task").value = "";
+  sync();
+  try {
+    const r = await fetch("/api/sessions/" + encodeURIComponent(code) + "/labels.jsonl", { credentials: "same-origin" });
+    if (!r.ok) throw await errorOf(r);
+    const text = await r.text();
+    const n = text.split("\n").filter((line) => line.trim()).length;
+    view.classTask = { text, name: "class " + code + " labels", lines: n };
+    info.dataset.class = code;
+    info.textContent = `Ready: the pooled labels of class ${code}, ${n} labelled line${n === 1 ? "" : "s"} ` +
+      "(the class's majority per line). Start fine-tuning, or choose a file to use instead.";
+  } catch (e) {
+    view.classTask = null;
+    info.textContent = `The labels of class ${code} could not be loaded: ${e.message}`;
+  }
 }
 
 async function start() {
@@ -313,9 +336,13 @@ async function start() {
   if ($("#ft-task").value) body.task = $("#ft-task").value;
   else {
     const file = $("#ft-file").files[0];
-    if (!file) { note.textContent = "Choose a task file first."; return; }
-    body.task_text = await file.text();
-    body.task_name = file.name.replace(/\.[^.]*$/, "").slice(0, 60) || "uploaded task";
+    if (file) {
+      body.task_text = await file.text();
+      body.task_name = file.name.replace(/\.[^.]*$/, "").slice(0, 60) || "uploaded task";
+    } else if (view.classTask) {
+      body.task_text = view.classTask.text;
+      body.task_name = view.classTask.name;
+    } else { note.textContent = "Choose a task file first."; return; }
   }
   note.textContent = "starting…";
   try {

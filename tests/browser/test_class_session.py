@@ -129,3 +129,55 @@ def test_a_local_only_server_says_students_cannot_reach_it(browser, app_server, 
             rec.assert_clean(page)
         finally:
             context.close()
+
+
+def test_label_together_hands_the_pooled_labels_to_the_fine_tune_lab(browser, class_server):
+    """The class page's "Fine-tune on the pooled labels" opens /finetune?class=CODE, which fetches the
+    session's labels.jsonl (instructor only) and starts the fine-tune with it as the uploaded task."""
+    from app.runs.rules import training_available
+
+    if not training_available():
+        pytest.skip("the fine-tune lab's start form needs the train extra")
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    lines = ["What a lovely day", "I lost my keys again", "The cake was wonderful", "It rained all week"]
+    r = httpx.post(f"{class_server}/api/sessions", headers=auth,
+                   json={"nsp_count": 0, "labels": ["happy", "sad"], "lines": lines})
+    assert r.status_code == 201, r.text
+    code = r.json()["code"]
+    assert httpx.put(f"{class_server}/api/sessions/{code}/state", json={"page": "label"}, headers=auth).status_code == 200
+    for k in range(3):  # three students label every line; the third disagrees on the last one
+        c = httpx.Client(base_url=class_server)
+        assert c.post(f"/api/sessions/{code}/join", json={"nickname": f"Labeller {k}"}).status_code == 200
+        for n, truth in enumerate(["happy", "sad", "happy", "sad" if k < 2 else "happy"]):
+            r = c.post(f"/api/sessions/{code}/answers", json={"activity": "label", "item": f"l{n + 1}", "answer": truth})
+            assert r.status_code == 201, r.text
+    task = httpx.get(f"{class_server}/api/sessions/{code}/labels.jsonl", headers=auth).text
+    assert task.count("\n") == 4 and '"label": "sad"' in task.splitlines()[3]
+    assert httpx.get(f"{class_server}/api/sessions/{code}/labels.jsonl").status_code in (401, 403)
+
+    context, page, rec = make_page(browser, class_server, 1280, 800)
+    try:
+        page.goto(f"/login#token={TOKEN}")
+        page.wait_for_url(re.compile(r"/train"))
+        page.goto(f"/class?code={code}")
+        page.wait_for_function("() => document.querySelector('#c-code').textContent.length === 7")
+        assert page.get_attribute("#c-finetune", "href") == f"/finetune?class={code}"
+        page.click("#c-finetune")
+        page.wait_for_url(re.compile(r"/finetune\?class="))
+        page.wait_for_function("() => /4 labelled lines/.test(document.querySelector('#ft-file-info').textContent)")
+        assert page.input_value("#ft-task") == "" and page.is_visible("#ft-upload-box")
+        rec.assert_clean(page)
+        sent = []
+
+        def capture(route):  # the request the lab sends; no fine-tune is really started here
+            sent.append(route.request.post_data_json)
+            route.fulfill(status=409, json={"detail": "stopped by the test", "parameter": None})
+
+        page.route("**/api/finetunes", lambda route: capture(route) if route.request.method == "POST"
+                   else route.continue_())
+        page.click("#ft-go")
+        page.wait_for_function("() => /stopped by the test/.test(document.querySelector('#ft-start-note').textContent)")
+        assert sent and sent[0]["task_text"] == task and sent[0]["task_name"] == f"class {code} labels"
+        assert "task" not in sent[0]
+    finally:
+        context.close()
