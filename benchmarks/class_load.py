@@ -30,6 +30,7 @@ import asyncio
 import json
 import os
 import random
+import shutil
 import sqlite3
 import tempfile
 import time
@@ -266,6 +267,7 @@ def run(students: int = 200, join_ramp: float = 5.0, think: float = 3.0, double_
         r["database"] = database_counts(data_dir, r["code"], r["item"])
     finally:
         stop_server(proc)
+        shutil.rmtree(data_dir, ignore_errors=True)
     expected = {c: r["expected"].get(c, 0) for c in CHOICES}
     db = {c: r["database"]["counts"].get(c, 0) for c in CHOICES}
     r["exactly_once"] = (r["accepted"] == r["joined"] == students and r["error_count"] == 0
