@@ -23,7 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .contract import FAMILIES, FIRST_CHAR, OPTIONAL_PARTS, PARTS, SET_ID_PATTERN, Vocab, check_classifier, check_graph, check_quiz
+from .contract import (FAMILIES, FIRST_CHAR, OPTIONAL_PARTS, PARTS, SET_ID_PATTERN, Vocab, check_classifier, check_graph,
+                       check_quiz, read_examples)
 from .errors import ApiError
 from .runtime import Runtime
 from .tasks.bert import BERT
@@ -58,6 +59,7 @@ class SetMeta:
     cards: dict = field(default_factory=dict)
     families: list[str] = field(default_factory=list)  # those with files in the folder
     checked: dict | None = None  # {"status", "problems"} of the last load, kept after eviction
+    examples: dict | None = None  # lines of its own held-out text (examples.json, app/contract/examples.py)
 
     def info(self) -> dict:
         return {"id": self.id, "name": self.name, "kind": self.kind, "run": self.run, "step": self.step,
@@ -87,6 +89,7 @@ def read_meta(folder: Path, id: str | None = None, name: str | None = None, **ex
             id = None
         id = id or slug(folder.name)
     name = name or (declared.get("name") if isinstance(declared.get("name"), str) else None) or id
+    extra["examples"] = read_examples(folder) or extra.get("examples")
     return SetMeta(id=id, folder=folder, name=name, cards=cards, families=families, **extra)
 
 
@@ -207,8 +210,9 @@ class Registry:
 
     # ---- adding and dropping ----
     def add(self, folder: Path, id: str | None = None, name: str | None = None, kind: str = "extra",
-            run: str | None = None, step: int | None = None, pin: bool = False, default: bool = False) -> str:
-        meta = read_meta(Path(folder), id, name, kind=kind, run=run, step=step)
+            run: str | None = None, step: int | None = None, pin: bool = False, default: bool = False,
+            examples: dict | None = None) -> str:
+        meta = read_meta(Path(folder), id, name, kind=kind, run=run, step=step, examples=examples)
         if not re.match(SET_ID_PATTERN, meta.id):
             raise ValueError(f"model set id {meta.id!r} is not a short name ({SET_ID_PATTERN})")
         with self._lock:

@@ -128,6 +128,14 @@ class Limits(BaseModel):
     max_mean_span: float = MAX_MEAN_SPAN
 
 
+class SetExamples(BaseModel):
+    source: str = Field(description="Where the lines come from: the held-out part of the set's own training text.")
+    lines: list[str] = Field(description="A few readable lines of that text (the applets' examples).")
+    prompt: str = Field(description="Generation's default prompt: the first words of a line.")
+    sentence: str = Field(description="Mask-Fill's default sentence.")
+    mask: list[int] = Field(description="Mask-Fill's default blanks: character positions in `sentence`.")
+
+
 class ModelSetInfo(BaseModel):
     model_config = ConfigDict(protected_namespaces=())
 
@@ -142,16 +150,22 @@ class ModelSetInfo(BaseModel):
     cards: dict[str, dict[str, Any]]
 
 
+EXAMPLES_DOC = ("Lines of the set's own held-out text (a training run's sets: the applets' default prompt, "
+                "sentence and examples); null for a set without them (the shipped Shakespeare set).")
+
+
 class ModelsResponse(BaseModel):
     default: str = Field(description="Id of the set used when a request names none.")
     sets: list[ModelSetInfo]
     limits: Limits
     vocab: VocabInfo = Field(description="The default set's vocabulary.")
     cards: dict[str, dict[str, Any]] = Field(description="The default set's model cards (gpt.card.json, bert.card.json).")
+    examples: SetExamples | None = Field(None, description="The default set's examples. " + EXAMPLES_DOC)
 
 
 class ModelSetDetail(ModelSetInfo):
     vocab: VocabInfo | None
+    examples: SetExamples | None = Field(None, description=EXAMPLES_DOC)
 
 
 # ---- mask fill ----

@@ -12,6 +12,7 @@ file and the presets stay importable without torch):
     export      the wrapper module that the ONNX graph traces; io names come from app.contract
     evaluate    held-out metrics (and the size argument package passes)
     live        what the live run shows every ~10 s (a sample, a fill, a detection)
+    live_metric a held-out number measured at each live evaluation (training/live/metrics.py)
 
 A fine-tune is a family too: a pretrained backbone plus a named head (a classifier on the pooled
 [CLS] row, or a per-character head, as Hugging Face's BertForSequenceClassification and
@@ -46,6 +47,7 @@ class Family:
     eval_size: dict = field(default_factory=dict)  # package's evaluation size
     live: str = ""  # live view: f(model, tok, prompt, probe, positions) -> dict
     uses_nsp: bool = False  # its set may carry the NSP quiz bank
+    live_metric: str = ""  # f(tok, held-out docs, train config) -> measure(model) -> {name: value}
 
     def model_class(self):
         return _load(self.model)
@@ -73,6 +75,10 @@ class Family:
 
     def live_view(self):
         return _load(self.live)
+
+    def live_measure(self, tok, docs, cfg):
+        """measure(model) -> {name: value} of held-out numbers, or None when the family has none."""
+        return _load(self.live_metric)(tok, docs, cfg) if self.live_metric else None
 
 
 def _mlm_text(tc: dict) -> str:
@@ -103,7 +109,8 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
            preset={"lr_scale": 0.3, "min_warmup": 100, "optimizer": "muon"},
            objective_text=_mlm_text, attention="bidirectional",
            export="training.export:BERTExport", program_ref="training.export:plain_program", evaluate="training.evaluate:evaluate_bert",
-           eval_size={"n_pairs": 2000}, live="training.live.views:bert_fill", uses_nsp=True),
+           eval_size={"n_pairs": 2000}, live="training.live.views:bert_fill", uses_nsp=True,
+           live_metric="training.live.metrics:bert_masked_top1"),
     Family("electra", model="training.electra:ELECTRA", objective="training.electra:ReplacedTokenDetection",
            defaults={"lr": 3e-3, "warmup": 100, "optimizer": "muon", "dropout": 0.0},
            preset={"lr_scale": 0.3, "min_warmup": 100, "optimizer": "muon"},

@@ -41,16 +41,18 @@ def model_list(registry: deps.RegistryDep):
         raise ApiError("the vocabulary is not loaded on this server (see /api/health)", None, status=503)
     return deps.respond(ModelsResponse, {
         "default": default.id, "sets": registry.list(), "limits": Limits(),
-        "vocab": {"specials": SPECIALS, "chars": default.vocab.chars}, "cards": default.cards})
+        "vocab": {"specials": SPECIALS, "chars": default.vocab.chars}, "cards": default.cards,
+        "examples": default.meta.examples})
 
 
 @router.get("/api/models/{model}", response_model=ModelSetDetail, responses=deps.errors(404))
 def model_detail(model: str, registry: deps.RegistryDep):
-    """One model set, loaded, with its vocabulary."""
+    """One model set, loaded, with its vocabulary and (a training run's set) lines of its own
+    held-out text, the applets' defaults."""
     s = registry.get(model)
     info = registry.info(s.meta, s)
     vocab = {"specials": SPECIALS, "chars": s.vocab.chars} if s.vocab else None
-    return deps.respond(ModelSetDetail, {**info, "cards": s.cards, "vocab": vocab})
+    return deps.respond(ModelSetDetail, {**info, "cards": s.cards, "vocab": vocab, "examples": s.meta.examples})
 
 
 @router.api_route("/", methods=["GET", "HEAD"], response_class=HTMLResponse, include_in_schema=False)

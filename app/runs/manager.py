@@ -39,6 +39,7 @@ import threading
 import time
 from pathlib import Path
 
+from ..contract import EXAMPLES_FILE, examples_from_corpus
 from ..errors import ApiError
 from .liveness import kill_group_later, trainer_alive, trainer_pid
 from .rules import (ACTIVE, TEST_PRESETS, TRAIN_MISSING, check_corpus, clean_name, test_presets, training_available,
@@ -183,8 +184,10 @@ class RunManager:
             for set_id, folder, fields in self.model_sets(run):
                 seen[set_id] = folder
                 if set_id not in self.registered:
-                    try:
-                        self.registry.add(folder, id=set_id, **fields)
+                    try:  # a set written before examples.json existed: from the run's own held-out text
+                        own = (folder / EXAMPLES_FILE).exists()
+                        examples = None if own else examples_from_corpus(self.run_dir(run["id"]) / "corpus")
+                        self.registry.add(folder, id=set_id, examples=examples, **fields)
                         self.registered[set_id] = folder
                     except (OSError, ValueError) as e:
                         log.warning("run set %s not added: %s", set_id, e)

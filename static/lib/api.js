@@ -8,7 +8,8 @@
                      Throws ApiError {status (0: unreachable), parameter, detail}.
    retrying(doFetch) a fetch() promise-maker retried the same way; returns the last Response
    models()          GET /api/models, once per page
-   info()            the chosen set: {id, name, cards, vocab, limits, sets, default}
+   info()            the chosen set: {id, name, cards, vocab, examples, limits, sets, default}; examples:
+                     lines of the set's own held-out text (a run's sets), null for the shipped set
    latest()          "latest request wins": const ticket = x.begin(); ... if (!ticket()) return;
                      x.cancel() makes every ticket handed out so far stale */
 import { modelId } from "./state.js";
@@ -116,10 +117,12 @@ export function info() {
     }
     if (!set) {
       const def = sets.find((s) => s.id === data.default) || {};
-      return Object.assign(base, { id: data.default || null, name: def.name || null, cards: data.cards || {}, vocab: data.vocab });
+      return Object.assign(base, { id: data.default || null, name: def.name || null, cards: data.cards || {}, vocab: data.vocab,
+                                   examples: data.examples || null });
     }
     const one = await api("/api/models/" + encodeURIComponent(set.id), { model: false });
-    return Object.assign(base, { id: set.id, name: set.name, cards: one.cards || set.cards || {}, vocab: one.vocab || data.vocab });
+    return Object.assign(base, { id: set.id, name: set.name, cards: one.cards || set.cards || {}, vocab: one.vocab || data.vocab,
+                                 examples: one.examples || null });
   });
   return infoPromise;
 }

@@ -115,9 +115,11 @@ export function lossChart(series, opts) {
     for (const p of val) plot.appendChild(svg("circle", { class: "val", cx: x(p[0]).toFixed(1), cy: y(p[1]).toFixed(1), r: 3.2 }));
     if (o.best && val.length > 1) {
       const best = val.reduce((a, b) => (b[1] < a[1] ? b : a));
+      const bx = x(best[0]); // the label stays inside the plot at either end
+      const anchor = bx > W - R - 70 ? "end" : bx < L + 70 ? "start" : "middle";
       plot.appendChild(svg("g", { class: "best" }, [
-        svg("circle", { class: "best-ring", cx: x(best[0]), cy: y(best[1]), r: 7 }),
-        svg("text", { x: x(best[0]), y: y(best[1]) + 20, "text-anchor": "middle",
+        svg("circle", { class: "best-ring", cx: bx, cy: y(best[1]), r: 7 }),
+        svg("text", { x: anchor === "end" ? bx + 7 : anchor === "start" ? bx - 7 : bx, y: y(best[1]) + 20, "text-anchor": anchor,
           text: "lowest validation " + num(best[1], 2) }),
       ]));
     }

@@ -12,14 +12,17 @@ import { urlState, isProjector } from "../lib/state.js";
 import { postEvents } from "../lib/stream.js";
 import { shortcutsEnabled, valueText } from "../lib/chrome.js";
 import { bars, table } from "../lib/charts.js";
+import { linkHas } from "../lib/corpus.js";
 
 const phone = window.matchMedia("(max-width: 600px)").matches;
 const ROWS = isProjector() ? 7 : phone ? 8 : 12; // bars per panel (all of them are in the table)
 const MAX_OUT = 1000; // the server steps at most limits.max_new_tokens characters (see maxOut)
 const STREAM_CHARS = 200;
 const VIEWS = ["all", "raw", "tempered", "final"];
-const state = urlState({ prompt: "To be, or not to be, ", out: "", temperature: 1, top_k: 0, top_p: 1, seed: 0, view: "" });
+const SHIPPED_PROMPT = "To be, or not to be, ";
+const state = urlState({ prompt: SHIPPED_PROMPT, out: "", temperature: 1, top_k: 0, top_p: 1, seed: 0, view: "" });
 const v = state.values;
+let ownPrompt = null; // a training run's set: the first words of a line of its own held-out text (lib/corpus.js)
 let limits = null; // from /api/models (info)
 let vocabSize = 100;
 let context = null; // GPT's context (card), for the "only the last N characters" note
@@ -406,6 +409,7 @@ $("#g-reset").addEventListener("click", () => {
   stopStream("");
   clear($("#g-stream-text"));
   state.reset();
+  if (ownPrompt) state.set({ prompt: ownPrompt });
   clearError();
   clearFieldErrors();
   syncControls();
@@ -456,6 +460,11 @@ info().then((info) => {
   limits = info.limits;
   vocabSize = info.vocab.chars.length;
   context = info.cards.gpt && info.cards.gpt.config ? info.cards.gpt.config.context : null;
+  ownPrompt = info.examples ? info.examples.prompt : null;
+  if (ownPrompt && !linkHas("prompt") && !linkHas("out") && v.prompt === SHIPPED_PROMPT && !v.out) {
+    v.prompt = ownPrompt;
+    renderText(false);
+  }
   sanitize();
   syncControls();
   contextNote();

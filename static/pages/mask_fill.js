@@ -11,6 +11,7 @@ import { api, info, latest } from "../lib/api.js";
 import { urlState } from "../lib/state.js";
 import { valueText } from "../lib/chrome.js";
 import { bars, table } from "../lib/charts.js";
+import { linkHas } from "../lib/corpus.js";
 
 const DEFAULT_TEXT = "To be, or not to be, that is the question.";
 const state = urlState({ text: DEFAULT_TEXT, pos: [17, 18], k: 5, rate: 15, seed: 0, guess: false });
@@ -24,6 +25,7 @@ const corruptions = latest(); // the latest answer wins
 let focusIndex = 0; // the one character of the strip in the Tab order (roving tabindex)
 let guesses = {}; // position -> typed character (guess-first mode)
 let revealed = false;
+let own = null; // a training run's set: its sentence, blanks and example lines, from its own held-out text (lib/corpus.js)
 
 const textBox = $("#mf-text");
 const kSlider = $("#mf-k");
@@ -469,6 +471,7 @@ $("#mf-clear").addEventListener("click", () => {
 
 $("#mf-reset").addEventListener("click", () => {
   state.reset();
+  if (own) state.set({ text: own.sentence, pos: own.mask });
   resetGuesses();
   clearError();
   clearFieldErrors();
@@ -498,6 +501,21 @@ function showRecipe(card) {
   return rate;
 }
 
+/* A run's set: the examples menu lists lines of its own held-out text, and the default sentence
+   (a link without `text`) is one of them, with a word blanked, instead of Shakespeare's. */
+function useOwnExamples(examples) {
+  if (!examples) return;
+  own = examples;
+  const menu = $("#mf-example");
+  menu.replaceChildren(el("option", { value: "", text: "Choose a line of its own text…" }),
+    ...examples.lines.map((line) => el("option", { text: line })));
+  if (!linkHas("text") && v.text === DEFAULT_TEXT) {
+    v.text = examples.sentence;
+    v.pos = examples.mask.slice();
+    syncControls();
+  }
+}
+
 /* ---------- start ---------- */
 sanitize();
 syncControls();
@@ -511,6 +529,7 @@ info().then((info) => {
     seedBox.max = String(maxSeed);
   }
   vocabSize = info.vocab.chars.length;
+  useOwnExamples(info.examples);
   if (bert && bert.config) {
     maxLen = bert.config.context - 2;
     $("#mf-help-len").textContent = " BERT reads at most " + maxLen + " characters.";

@@ -1,5 +1,8 @@
 /* Live pretraining (/train): start a run (instructor), watch any run live over server-sent events
    (history first, so late joiners see the whole run), compare snapshots, open them in the applets.
+   Once a run starts, the run is the first thing on screen: the start form folds away ("New run"
+   brings it back) and "Start training" stays off until the run ends. Samples, snapshots and
+   results: train_view.js; curves: train_curves.js.
    Everything the server sends is shown as text (textContent), never as markup.
    URL: run (the run on screen). */
 import { el, clear, $ } from "../lib/dom.js";
@@ -8,16 +11,20 @@ import { showError, clearError } from "../lib/errors.js";
 import { api } from "../lib/api.js";
 import { urlState } from "../lib/state.js";
 import { listen } from "../lib/stream.js";
-import { lossChart } from "../lib/charts.js";
+import { draw } from "./train_curves.js";
+import { clock, stepsText, showSample, renderSnapshots, showMetrics, legend } from "./train_view.js";
 
+const RUNNING = ["queued", "running"];
 const state = urlState({ run: "" });
 let info = null; // GET /api/runs
 let stream = null; // EventSource of the run on screen
-let view = null; // {id, curves, snapshots, run}
+let view = null; // the run on screen: {id, curves, acc, snapshots, run, progress, families, finished}
 let preset = null;
 let fileText = null;
 let drawQueued = false;
 let lastActive = null; // a run that starts while the page is open is shown at once
+let starting = false; // between "Start training" and the server's answer
+let formOpen = null; // the start form: folded away while a run is on (null: not decided yet)
 
 /* ---------- runs list and the start form ---------- */
 async function refresh() {
@@ -27,17 +34,28 @@ async function refresh() {
   const off = $("#t-disabled");
   off.hidden = canTrain;
   off.textContent = info.enable || info.storage_problem || "";
-  $("#t-start").hidden = !(canTrain && info.instructor);
+  if (formOpen === null) formOpen = !info.active; // a run is going: the run first
+  showForm();
   $("#t-login").hidden = info.instructor || !canTrain;
   renderPresets();
   renderRuns();
-  if (!view) {
+  if (!view && !starting) {
     const id = state.values.run || info.active || (info.runs[0] && info.runs[0].id);
     if (id) watch(id);
-  } else if (info.active && info.active !== lastActive && info.active !== view.id) {
+  } else if (info.active && info.active !== lastActive && info.active !== view.id && !starting) {
     watch(info.active);
   }
   lastActive = info.active;
+}
+
+/* The form is for an instructor who can train; it folds away while a run is on screen and going. */
+function showForm() {
+  const canStart = info && info.training_available && !info.storage_problem && info.instructor;
+  $("#t-start").hidden = !(canStart && formOpen);
+  $("#t-new").hidden = !(canStart && !formOpen);
+  const going = starting || Boolean(info && info.active);
+  $("#t-go").disabled = going;
+  $("#t-start-note").textContent = starting ? "Starting…" : going ? "A run is going: wait for it to end, or cancel it." : "";
 }
 
 function renderPresets() {
@@ -108,23 +126,33 @@ async function start() {
   }
   const name = $("#t-name").value.trim() || (source() === "file" && $("#t-file").files[0] ? $("#t-file").files[0].name.replace(/\.txt$/i, "") : "");
   if (name) body.name = name.slice(0, 60);
-  const button = $("#t-go");
-  button.disabled = true;
+  const previous = view && view.id;
+  starting = true;
+  formOpen = false; // the run in the form's place, at once: the first thing the class sees
+  showForm();
+  window.scrollTo({ top: 0 });
+  clearRun(); // nothing of the previous run stays under the new one's name
+  view = null;
+  $("#t-run-name").textContent = name ? name.slice(0, 60) : "new run";
+  $("#t-status").textContent = "starting";
+  $("#t-status").dataset.status = "queued";
   try {
     const run = await api("/api/runs", { body });
-    $("#t-start-note").textContent = "Started.";
-    watch(run.id);
-    refresh();
+    watch(run.id, run.name);
   } catch (err) {
-    /* api() has shown the server's sentence */
+    formOpen = true; // api() has shown the server's sentence, above the form to mend
+    if (previous) watch(previous);
+    else clearRun();
   } finally {
-    button.disabled = false;
+    starting = false;
+    await refresh();
+    showForm();
   }
 }
 
 async function cancelOrDelete() {
   if (!view) return;
-  const running = view.run && ["queued", "running"].includes(view.run.status);
+  const running = view.run && RUNNING.includes(view.run.status);
   if (!running && !window.confirm("Delete this run and its models?")) return;
   try {
     await api("/api/runs/" + encodeURIComponent(view.id), { method: "DELETE" });
@@ -133,160 +161,141 @@ async function cancelOrDelete() {
   } catch (err) { /* shown */ }
 }
 
+function newRun() {
+  formOpen = true;
+  showForm();
+  $("#t-start").scrollIntoView({ block: "start" });
+  $("#t-text").focus();
+}
+
 /* ---------- one run, live ---------- */
 function clearRun() {
   if (stream) stream.close();
   stream = null;
-  for (const id of ["#t-gpt-sample", "#t-bert-masked", "#t-bert-fill", "#t-snapshots", "#t-metrics", "#t-commands", "#t-stats", "#t-reason"]) clear($(id));
+  for (const id of ["#t-gpt-sample", "#t-bert-masked", "#t-bert-fill", "#t-snapshots", "#t-metrics", "#t-commands", "#t-stats", "#t-reason", "#t-sample-step"]) clear($(id));
   $("#t-end").hidden = true;
   $("#t-run-name").textContent = "none yet";
   $("#t-status").textContent = "";
+  delete $("#t-status").dataset.status;
   $("#t-bar").style.width = "0";
-  draw();
+  $("#t-cancel").hidden = true;
+  $("#t-delete").hidden = true;
+  draw(null);
 }
 
-function watch(id) {
+function watch(id, name) {
   clearRun();
-  view = { id, curves: { gpt: { train: [], val: [] }, bert: { train: [], val: [] } }, snapshots: new Map(), run: null, fractions: {} };
+  if (name) $("#t-run-name").textContent = name; // until its status comes
+  view = { id, curves: { gpt: { train: [], val: [] }, bert: { train: [], val: [] } }, acc: [], snapshots: new Map(),
+           run: null, progress: {}, families: null, finished: null };
   state.set({ run: id });
   if (info) renderRuns();
+  draw(view);
+  const mine = view;
+  const on = (fn) => (e) => { if (view === mine) fn(e); }; // a late event of a run no longer on screen is dropped
   stream = listen("/api/runs/" + encodeURIComponent(id) + "/events", {
-    status: onStatus,
-    start: (e) => { $("#t-stats").textContent = "Loading PyTorch and the text…"; view.families = e.families; },
-    models: (e) => { view.models = e.models; view.commands = e.commands; },
-    progress: onProgress,
-    eval: (e) => { view.curves[e.family].val.push([e.step, e.val_loss]); queueDraw(); },
-    sample: showSample,
-    snapshot: (e) => { view.snapshots.set(e.name, e); renderSnapshots(); },
-    exporting: () => { $("#t-stats").textContent = "Training done: evaluating on held-out text and exporting the models…"; },
-    finished: showFinished,
-    error: (e) => { if (e && e.message) $("#t-reason").textContent = e.message; },
+    status: on(onStatus),
+    start: on((e) => { view.families = e.families; $("#t-stats").textContent = "Loading PyTorch and the text…"; }),
+    models: on((e) => { view.models = e.models; view.commands = e.commands; }),
+    progress: on(onProgress),
+    eval: on(onEval),
+    sample: on((e) => showSample(view, e)),
+    snapshot: on((e) => { view.snapshots.set(e.name, e); renderSnapshots(view); }),
+    exporting: on(() => { view.exporting = true; renderStats(); }),
+    finished: on(showFinished),
+    error: on((e) => { if (e && e.message) $("#t-reason").textContent = e.message; }),
   });
-  stream.onerror = () => { if (view && view.run && !["queued", "running"].includes(view.run.status)) stream.close(); };
+  stream.onerror = () => { if (view && view.run && !RUNNING.includes(view.run.status)) stream.close(); };
 }
 
 function onStatus(run) {
-  if (!view) return;
   view.run = run;
   if (run.status === "deleted") { stream.close(); return; }
   $("#t-run-name").textContent = run.name;
   const badge = $("#t-status");
   badge.textContent = run.status;
   badge.dataset.status = run.status;
-  $("#t-reason").textContent = run.reason || "";
-  const running = ["queued", "running"].includes(run.status);
+  const running = RUNNING.includes(run.status);
   const instructor = info && info.instructor;
   $("#t-cancel").hidden = !(instructor && running);
   $("#t-delete").hidden = !(instructor && !running && !run.shipped);
   $("#t-reason").textContent = run.shipped ? "An example run that comes with the app (read-only): " +
     "its snapshots show the models learning, with no training needed." : run.reason || "";
+  if (!view.families && run.settings) view.families = run.settings.families;
   if (!running) {
     stream.close();
     if (run.status === "finished") $("#t-bar").style.width = "100%";
     refresh();
   }
+  renderStats();
 }
 
+/* A progress line: values not known yet (no loss in the first second, 0 tokens/s from a model
+   that had no turn) keep the last known ones instead of showing "–" or 0. */
 function onProgress(e) {
-  view.curves[e.family].train.push([e.step, e.loss]);
-  view.fractions[e.family] = e;
-  const parts = Object.entries(view.fractions).map(([fam, p]) =>
-    `${fam.toUpperCase()} step ${thousands(p.step)} · loss ${p.loss === null ? "–" : num(p.loss, 3)} · ${thousands(p.tokens_per_s)} tokens/s`);
-  $("#t-stats").textContent = parts.join("   |   ") + `   |   elapsed ${clock(e.elapsed_s)}, remaining ${clock(e.remaining_s)}`;
+  const p = view.progress[e.family] || {};
+  p.step = e.step;
+  const train = view.curves[e.family].train;
+  if (Number.isFinite(e.loss)) {
+    p.loss = e.loss;
+    if (!train.length || train[train.length - 1][0] !== e.step) train.push([e.step, e.loss]); // a held value: one point
+  }
+  if (e.tokens_per_s > 0) p.tokens_per_s = e.tokens_per_s;
+  view.progress[e.family] = p;
+  view.clock = { elapsed: e.elapsed_s, remaining: e.remaining_s };
   $("#t-bar").style.width = `${Math.round(100 * e.fraction)}%`;
+  renderStats();
   queueDraw();
 }
 
-function clock(s) {
-  const m = Math.floor(s / 60);
-  return `${m}:${String(Math.floor(s % 60)).padStart(2, "0")}`;
-}
-
-function showSample(e) {
-  $("#t-sample-step").textContent = `(step ${thousands(e.step)}, ${clock(e.elapsed_s || 0)})`;
-  fillSample($("#t-gpt-sample"), e.gpt);
-  fillBert($("#t-bert-masked"), $("#t-bert-fill"), e.bert);
-}
-
-function fillSample(node, g) {
-  clear(node);
-  if (!g) { node.textContent = "(no GPT in this run)"; return; }
-  node.append(el("strong", { text: g.prompt }), g.text);
-}
-
-function fillBert(maskedNode, fillNode, b) {
-  clear(maskedNode);
-  clear(fillNode);
-  if (!b) { maskedNode.textContent = "(no BERT in this run)"; return; }
-  maskedNode.textContent = b.masked;
-  const at = new Map(b.guesses.map((g) => [g.position, g]));
-  [...b.filled].forEach((ch, i) => {
-    const g = at.get(i);
-    fillNode.append(g ? el("mark", { class: g.char === g.truth ? "fill-ok" : "fill-bad",
-                                     title: `guess ${g.char} (${num(100 * g.prob, 0)} %), truth ${g.truth}`, text: ch }) : ch);
-  });
-  fillNode.append(el("span", { class: "note", text: `   ${b.correct} of ${b.guesses.length} right` }));
-}
-
-function renderSnapshots() {
-  const box = clear($("#t-snapshots"));
-  const items = [...view.snapshots.values()].sort((a, b) => (a.final - b.final) || (a.step - b.step));
-  for (const s of items) {
-    const id = s.final ? view.id : `${view.id}@${s.step}`;
-    const card = el("div", { class: "snapshot" }, [el("h3", { text: s.final ? `Final (step ${thousands(s.step)})` : `Step ${thousands(s.step)} (${num(100 * s.fraction, 0)} %)` })]);
-    const g = el("pre", { class: "sample" });
-    fillSample(g, s.sample && s.sample.gpt);
-    const bm = el("pre", { class: "sample" });
-    const bf = el("pre", { class: "sample" });
-    fillBert(bm, bf, s.sample && s.sample.bert);
-    card.append(g, bf, el("p", {}, [
-      el("a", { href: "/generate?model=" + encodeURIComponent(id), text: "Generation" }), " · ",
-      el("a", { href: "/mask-fill?model=" + encodeURIComponent(id), text: "Mask-Fill" }), " · ",
-      el("code", { text: id })]));
-    box.append(card);
+function onEval(e) {
+  view.curves[e.family].val.push([e.step, e.val_loss]);
+  if (Number.isFinite(e.val_masked_top1)) {
+    view.acc.push([e.step, e.val_masked_top1, Number.isFinite(e.val_masked_top1_unigram) ? e.val_masked_top1_unigram : null]);
   }
+  queueDraw();
+  if (view.snapshots.size) renderSnapshots(view); // the best snapshot may change
+}
+
+/* The line under the bar: live numbers while it runs, each model's steps once it has stopped. */
+function renderStats() {
+  const node = $("#t-stats");
+  const status = view.run ? view.run.status : "running";
+  const steps = {};
+  for (const [fam, p] of Object.entries(view.progress)) steps[fam] = p.step;
+  const done = stepsText(steps, view.families);
+  if (view.finished) return;
+  if (!RUNNING.includes(status)) {
+    node.textContent = `Stopped (${status})` + (done ? ` at ${done}` : "") +
+      (view.clock ? ` after ${clock(view.clock.elapsed)} of training.` : ".");
+    return;
+  }
+  if (view.exporting) { node.textContent = "Training done: evaluating on held-out text and exporting the models…"; return; }
+  if (!Object.keys(view.progress).length) return;
+  const parts = Object.entries(view.progress).map(([fam, p]) => [`${fam.toUpperCase()} step ${thousands(p.step)}`,
+    p.loss !== undefined ? `loss ${num(p.loss, 3)}` : null,
+    p.tokens_per_s !== undefined ? `${thousands(p.tokens_per_s)} tokens/s` : null].filter(Boolean).join(" · "));
+  const c = view.clock;
+  node.textContent = parts.join("   |   ") + (c ? `   |   elapsed ${clock(c.elapsed)}, remaining ${clock(c.remaining)}` : "");
 }
 
 function showFinished(e) {
+  view.finished = e;
   $("#t-end").hidden = false;
-  const steps = Object.entries(e.steps || {}).map(([fam, n]) => `${fam.toUpperCase()} ${thousands(n)} steps`).join(", ");
-  $("#t-stats").textContent = `Finished: ${steps} in ${clock(e.train_seconds || 0)} of training; ` +
+  $("#t-stats").textContent = `Finished after ${clock(e.train_seconds || 0)} of training: ${stepsText(e.steps, view.families)}; ` +
     `the final models were playable ${num(e.playable_after_s || 0, 1)} s later.`;
-  const box = clear($("#t-metrics"));
-  const rows = [];
-  if (e.metrics.gpt) rows.push(["GPT", "nats per character (perplexity)", `${num(e.metrics.gpt.nats_per_char, 3)} (${num(e.metrics.gpt.perplexity, 2)})`]);
-  if (e.metrics.bert) {
-    const b = e.metrics.bert;
-    rows.push(["BERT", "masked top-1 / top-5", `${num(100 * b.masked_top1, 1)} % / ${num(100 * b.masked_top5, 1)} %`]);
-    rows.push(["BERT", "unigram baseline top-1", `${num(100 * b.unigram_baseline.masked_top1, 1)} %`]);
-    if (b.nsp_accuracy !== undefined) rows.push(["BERT", "NSP accuracy", `${num(100 * b.nsp_accuracy, 1)} %`]);
+  showMetrics(e);
+  const bert = e.metrics && e.metrics.bert;
+  if (bert && !view.acc.length && e.steps && e.steps.bert !== undefined) { // a run recorded before live top-1: its final one
+    view.acc.push([e.steps.bert, bert.masked_top1, bert.unigram_baseline ? bert.unigram_baseline.masked_top1 : null]);
+    queueDraw();
   }
-  box.append(el("table", {}, [el("caption", { text: "On the run's own held-out part of the text (never trained on)" }),
-    el("tr", {}, ["model", "metric", "value"].map((h) => el("th", { text: h }))),
-    ...rows.map((r) => el("tr", {}, r.map((c) => el("td", { text: c }))))]));
-  const cmds = e.commands || {};
-  $("#t-commands").textContent = Object.entries(cmds).map(([k, v]) => `# ${k}\n${v}`).join("\n\n");
 }
 
-/* ---------- loss curves (lib/charts.js draws them) ---------- */
 function queueDraw() {
   if (drawQueued) return;
   drawQueued = true;
-  requestAnimationFrame(() => { drawQueued = false; draw(); });
-}
-
-const Y_LABEL = { gpt: "loss (nats per char)", bert: "loss (MLM + NSP, nats)" };
-
-function draw() {
-  for (const fam of ["gpt", "bert"]) {
-    const fig = $("#t-chart-" + fam);
-    const old = fig.querySelector("svg");
-    if (old) old.remove();
-    const c = view ? view.curves[fam] : { train: [], val: [] };
-    fig.append(lossChart({ train: c.train, val: c.val }, { id: "t-curve-" + fam, width: 420, height: 240,
-      title: fam.toUpperCase() + " loss curve", yLabel: Y_LABEL[fam], empty: "No " + fam.toUpperCase() + " curve yet",
-      trainLabel: "training loss (solid, ●)", valLabel: "validation loss, held-out text (dashed, ○)" }));
-  }
+  requestAnimationFrame(() => { drawQueued = false; draw(view); });
 }
 
 function init() {
@@ -294,9 +303,11 @@ function init() {
   $("#t-file").addEventListener("change", onFile);
   $("#t-text").addEventListener("input", () => { $("#t-text-count").textContent = thousands($("#t-text").value.length); });
   $("#t-go").addEventListener("click", start);
+  $("#t-new").addEventListener("click", newRun);
   $("#t-cancel").addEventListener("click", cancelOrDelete);
   $("#t-delete").addEventListener("click", cancelOrDelete);
-  draw();
+  $("#t-legend").replaceWith(legend());
+  draw(null);
   refresh();
   setInterval(refresh, 5000);
 }

@@ -31,12 +31,21 @@ def train_server(tiny_models_dir, tmp_path_factory, app_server):
         yield url
 
 
+# Where things are on the teacher's screen right after Start (the viewport, without scrolling).
+LAYOUT = """() => {
+  const box = (sel) => { const r = document.querySelector(sel).getBoundingClientRect(); return [r.top, r.bottom, r.height]; };
+  return { scrollY: window.scrollY, height: window.innerHeight, status: box('#t-status'), stats: box('#t-stats'),
+           gpt: box('#t-chart-gpt svg'), bert: box('#t-chart-bert svg'), form: document.querySelector('#t-start').hidden,
+           newRun: !document.querySelector('#t-new').hidden, go: document.querySelector('#t-go').disabled };
+}"""
+
+
 @pytest.fixture(scope="module")
 def finished_run(browser, train_server, tiny_corpus):
     """The instructor's browser starts a run; the student's browser watches it to the end."""
     text = "".join(p.read_text(encoding="utf-8") for p in sorted(tiny_corpus.glob("*.txt")))
     text += "\n<b>bold?</b> [MASK] [CLS] <img src=x onerror=alert(1)>\n"
-    teacher_ctx, teacher, t_rec = make_page(browser, train_server)
+    teacher_ctx, teacher, t_rec = make_page(browser, train_server, 1280, 720)  # a projector
     teacher.goto(f"/login#token={TOKEN}")
     teacher.wait_for_url(re.compile(r"/train"))
     assert TOKEN not in teacher.url
@@ -47,8 +56,10 @@ def finished_run(browser, train_server, tiny_corpus):
     teacher.check("input[name=t-preset][value=tiny]")
     teacher.click("#t-go")
     teacher.wait_for_function("() => document.querySelector('#t-run-name').textContent === 'Our poems'")
+    teacher.wait_for_function("() => document.querySelector('#t-status').textContent !== 'starting'")
     run_id = teacher.evaluate("new URLSearchParams(location.search).get('run')")
     assert run_id
+    projector = teacher.evaluate(LAYOUT)
 
     student_ctx, student, s_rec = make_page(browser, train_server)
     student.goto("/train")
@@ -57,7 +68,8 @@ def finished_run(browser, train_server, tiny_corpus):
                               " || document.querySelector('#t-status').textContent === 'finished'", timeout=120_000)
     student.wait_for_function("() => document.querySelector('#t-status').textContent === 'finished'", timeout=180_000)
     student.wait_for_selector("#t-end:not([hidden])")
-    yield {"id": run_id, "student": student, "s_rec": s_rec, "teacher": teacher, "t_rec": t_rec}
+    yield {"id": run_id, "student": student, "s_rec": s_rec, "teacher": teacher, "t_rec": t_rec, "projector": projector,
+           "text": text}
     teacher_ctx.close()
     student_ctx.close()
 
@@ -107,3 +119,83 @@ def test_the_new_models_play_in_the_applets(browser, train_server, finished_run,
         assert answer and ("text" in answer or "masks" in answer)
     rec.assert_clean(page)
     ctx.close()
+
+
+def test_after_start_the_run_is_what_a_projector_shows(finished_run):
+    """1280x720 right after Start: the form has folded away ("New run…" brings it back), Start is
+    off, and the run's status and both loss curves are on screen without scrolling."""
+    at = finished_run["projector"]
+    assert at["form"] and at["newRun"] and at["go"]
+    assert at["scrollY"] == 0
+    for part in ("status", "stats", "gpt", "bert"):
+        top, bottom, height = at[part]
+        assert 0 <= top and bottom <= at["height"], (part, at)
+    assert at["gpt"][2] > 150 and at["bert"][2] > 150  # whole charts, not slivers
+
+
+def test_the_run_shows_each_models_own_steps_and_honest_numbers(finished_run):
+    page = finished_run["student"]
+    cards = page.locator("#t-snapshots .snapshot")
+    final = cards.last.inner_text()
+    steps = page.evaluate("fetch('/api/runs/' + new URLSearchParams(location.search).get('run')).then(r => r.json())")["steps"]
+    assert f"GPT step {steps['gpt']}" in final and f"BERT step {steps['bert']}" in final
+    assert f"GPT step {steps['gpt']} · BERT step {steps['bert']}" in page.inner_text("#t-stats")
+    # snapshots side by side: one row (scrolling sideways when they do not fit)
+    tops = {round(b["y"]) for b in (cards.nth(i).bounding_box() for i in range(cards.count()))}
+    assert len(tops) == 1
+    assert page.locator("#t-snapshots .best-mark").count() >= 1  # the lowest validation loss is marked
+    # BERT: held-out top-1 beside the baseline, a visible legend, chance said for NSP
+    assert page.locator("#t-chart-acc svg path.train").count() == 1 and "% of hidden characters right" in page.inner_text("#t-acc-now")
+    assert page.is_visible(".fill-legend") and "wrong" in page.inner_text(".fill-legend")
+    assert "50 % = chance" in page.inner_text("#t-metrics")
+    assert "tokens/s" not in page.inner_text("#t-stats") and "remaining" not in page.inner_text("#t-stats")
+
+
+def test_a_runs_model_gets_its_own_text_not_shakespeare(browser, train_server, finished_run):
+    """Generation's prompt, Mask-Fill's sentence and examples, and the footer come from the run's
+    own held-out text when its model is chosen."""
+    run_id, text = finished_run["id"], " ".join(finished_run["text"].split())
+    ctx, page, rec = make_page(browser, train_server)
+    examples = page.request.get(f"/api/models/{run_id}").json()["examples"]
+    assert examples and examples["prompt"] in text and "To be" not in examples["prompt"]
+    page.goto(f"/generate?model={run_id}")
+    page.wait_for_function("(p) => document.querySelector('#g-prompt').value === p", arg=examples["prompt"])
+    assert "Our poems" in page.inner_text("#footer-models") and "of its own" in page.inner_text("#footer-models")
+    page.goto(f"/mask-fill?model={run_id}")
+    page.wait_for_function("(s) => document.querySelector('#mf-text').value === s", arg=examples["sentence"])
+    options = page.eval_on_selector_all("#mf-example option", "os => os.map(o => o.textContent)")[1:]
+    assert options == examples["lines"]
+    page.goto("/generate")  # the shipped set keeps its own
+    page.wait_for_function("() => document.querySelector('#g-prompt').value.startsWith('To be')")
+    rec.assert_clean(page)
+    ctx.close()
+
+
+def test_the_gap_note_explains_memorising_only_when_the_gap_is_large(finished_run):
+    page = finished_run["student"]
+    note = """async ([train, val]) => (await import('/static/pages/train_curves.js')).gapNote({ curves: {
+        gpt: { train: [[10, train + 0.1], [20, train], [30, train - 0.1]], val: [[30, val]] }, bert: { train: [], val: [] } } })"""
+    assert "memorising" in page.evaluate(note, [0.76, 1.65])
+    assert page.evaluate(note, [1.6, 1.65]) == ""
+
+
+def test_a_new_run_clears_the_old_one_at_once_and_a_cancelled_run_says_no_time_left(finished_run):
+    """Start: the previous run's curves go at once (not ~5 s later, under the new name); a run
+    stopped mid-way shows each model's steps, never "remaining"."""
+    page = finished_run["teacher"]
+    page.click("#t-new")
+    assert page.is_visible("#t-start") and page.is_disabled("#t-go") is False
+    page.fill("#t-name", "Cut short")
+    page.check("input[name=t-preset][value=tiny-slow]")
+    assert page.locator("#t-chart-gpt svg path.train").count() == 1
+    page.click("#t-go")
+    assert page.locator("#t-chart-gpt svg path.train").count() == 0 and page.inner_text("#t-run-name") == "Cut short"
+    assert page.is_disabled("#t-go")
+    page.wait_for_function("() => /step \\d+/.test(document.querySelector('#t-stats').textContent)", timeout=120_000)
+    page.once("dialog", lambda d: d.accept())
+    page.click("#t-cancel")
+    page.wait_for_function("() => document.querySelector('#t-status').textContent === 'cancelled'", timeout=60_000)
+    stats = page.inner_text("#t-stats")
+    assert "remaining" not in stats and "Stopped (cancelled)" in stats and "GPT step" in stats
+    page.wait_for_function("() => !document.querySelector('#t-go').disabled", timeout=20_000)
+    finished_run["t_rec"].assert_clean(page)

@@ -16,7 +16,7 @@ import pytest
 
 from app.contract import splitmix32, uniform
 from training.live.settings import SAMPLE_CHARS
-from training.live.views import fill_positions
+from training.live.views import fill_positions, position_kind
 from training.live.corpus import MIN_CORPUS_CHARS, clean_text, prepare_corpus, split_text
 
 REPO = Path(__file__).resolve().parents[2]
@@ -74,16 +74,25 @@ def test_protocol_reports_the_run_in_order(tiny_run):
         prog = [e for e in events if e["event"] == "progress" and e["family"] == fam]
         assert prog and prog[-1]["step"] == 40 and prog[-1]["fraction"] == 1.0
         assert all({"loss", "tokens_per_s", "elapsed_s", "remaining_s"} <= set(e) for e in prog)
+        # never "loss –, 0 tokens/s": a model with no step since its last line waits (or repeats its last values)
+        assert all(e["loss"] is not None and e["tokens_per_s"] > 0 for e in prog)
         evals = [e for e in events if e["event"] == "eval" and e["family"] == fam]
         assert evals[0]["step"] == 0 and evals[-1]["step"] == 40
         # an untrained model is about as good as uniform guessing over the vocabulary
         assert abs(evals[0]["val_loss" if fam == "gpt" else "val_mlm"] - math.log(events[1]["corpus"]["vocab_size"])) < 1.0
+    # BERT's held-out masked top-1 at every evaluation, beside the unigram baseline (one fixed number)
+    bert_evals = [e for e in events if e["event"] == "eval" and e["family"] == "bert"]
+    assert all(0 <= e["val_masked_top1"] <= 1 for e in bert_evals)
+    assert len({e["val_masked_top1_unigram"] for e in bert_evals}) == 1 and 0 < bert_evals[0]["val_masked_top1_unigram"] < 1
     samples = [e for e in events if e["event"] == "sample"]
     assert samples[0]["step"] == 0
     assert all(len(s["gpt"]["text"]) == SAMPLE_CHARS and s["bert"]["guesses"] for s in samples)
+    # each model's own steps (the page shows these; `step`, their sum, only names folders)
+    assert all(set(s["steps"]) == {"gpt", "bert"} and sum(s["steps"].values()) == s["step"] for s in samples)
 
 
 def test_snapshots_are_complete_model_sets_the_app_can_load(tiny_run):
+    from app.contract import read_examples
     from app.registry import ModelSet, read_meta
     from app.runtime import Runtime
 
@@ -99,6 +108,14 @@ def test_snapshots_are_complete_model_sets_the_app_can_load(tiny_run):
         assert models.gpt is not None and models.bert is not None and not models.problems, models.problems
         card = json.loads((folder / "gpt.card.json").read_text())
         assert card["training"]["steps"] == e["steps"]["gpt"] and card["onnx"]["parity_max_abs_diff"] <= 1e-4
+        # its own validation loss, measured at its step (the page marks the lowest)
+        val = {f: [p for p in events if p["event"] == "eval" and p["family"] == f and p["step"] == e["steps"][f]]
+               for f in ("gpt", "bert")}
+        assert all(val[f] and e["validation_loss"][f] == val[f][-1]["val_loss"] for f in val)
+        # lines of the run's own held-out text, for the applets' defaults
+        examples = read_examples(folder)
+        held = "".join((run_dir / "corpus" / f"part-{i:02d}.txt").read_text() for i in (16, 17))
+        assert examples and all(line in " ".join(held.split()) for line in examples["lines"])
     assert json.loads((run_dir / "final" / "snapshot.json").read_text())["final"] is True
 
 
@@ -187,7 +204,11 @@ def test_seeded_stream_matches_the_servers_and_fill_positions_are_fixed():
     assert 0 <= uniform(7, 0) < 1 and uniform(7, 0) != uniform(7, 1)
     probe = "Fair is foul, and foul is fair"
     pos = fill_positions(probe)
-    assert pos == fill_positions(probe) and all(probe[p].isalpha() for p in pos) and len(pos) == 3
+    assert pos == fill_positions(probe) and len(pos) == 4
+    # a fair mix: a word start, a letter inside a word, a space and punctuation, not only word starts
+    assert {position_kind(probe, p) for p in pos} == {"start", "inside", "space", "other"}
+    long = "Now is the winter of our discontent made glorious summer by this sun of York;"
+    assert len(fill_positions(long)) == round(0.15 * len(long))
 
 
 def test_sigterm_during_export_stops_at_once_and_leaves_only_whole_folders(tmp_path, text_file):

@@ -7,12 +7,17 @@ stdout is one JSON object (also appended to RUN_DIR/progress.jsonl, the history 
 
   start     settings, corpus, the equivalent command line     (before torch is even imported)
   models    parameter counts and configs
-  progress  per family, about every second: step, train loss, tokens/s, elapsed, remaining
-  eval      validation loss (fixed held-out batches)
+  progress  per family, about every second (a family with no step since its last line waits):
+            step, train loss, tokens/s, elapsed, remaining
+  eval      validation loss (fixed held-out batches); BERT also val_masked_top1 beside
+            val_masked_top1_unigram, the baseline (training/live/metrics.py)
   sample    every ~10 s: a seeded GPT continuation of a fixed prompt, a BERT fill of a fixed
             probe line and ELECTRA's verdict on it once its generator fills the masked characters,
-            computed with the models as they are at that moment (training/live/views.py)
-  snapshot  a model set landed (snapshots/step-NNNNNN/ at log-spaced points, then final/)
+            computed with the models as they are at that moment (training/live/views.py);
+            `steps` is each model's own step count (`step`, all of them added up, names folders)
+  snapshot  a model set landed (snapshots/step-NNNNNN/ at log-spaced points, then final/), with
+            each model's steps and validation loss at that moment; every set carries
+            examples.json, lines of the held-out text for the applets (app/contract/examples.py)
   exporting training is over; the final set is being evaluated and exported
   finished  held-out metrics (the run's own test split), paths, timings
   cancelled | error    (SIGTERM/SIGINT stop at once; only complete folders are left)

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from app.contract import CHECKPOINTS_DIR, FINAL_DIR, SNAPSHOTS_DIR
+from app.contract import CHECKPOINTS_DIR, EXAMPLES_FILE, FINAL_DIR, SNAPSHOTS_DIR, make_examples
 
 from ..data import load_corpus
 from ..export.model_set import SetWriter, card
@@ -57,6 +57,10 @@ class LiveRun(Callback):
             self.probe = self.probe[: min(bidirectional) - 2]
         self.prompt = args.prompt if args.prompt is not None else self.probe[: max(8, len(self.probe) // 3)]
         self.positions = fill_positions(self.probe)
+        # the applets' default prompt, sentence and examples for this run's sets (app/contract/examples.py)
+        self.examples = make_examples(held_text, min(bidirectional) - 2 if bidirectional else 80)
+        self.measures = {f: m for f, c in self.configs.items()
+                         if (m := family(f).live_measure(self.tok, splits["validation"], c)) is not None}
         self.test_docs = splits["test"]
         self.budget_s = min(c.minutes * 60 for c in self.configs.values()) or float("inf")
         self.commands = command_lines(args, self.configs, run_dir)
@@ -109,13 +113,14 @@ class LiveRun(Callback):
         now = self.clock()
         if now >= self.next_progress:
             for fam in self.families:
-                self.emit_progress(fam, self.window[fam], now)
+                if self.window[fam]["loss"]:  # a family with no step since the last line waits (no "loss –, 0 tokens/s")
+                    self.emit_progress(fam, self.window[fam], now)
             self.next_progress = now + PROGRESS_EVERY_S
         if now >= self.next_eval:
             self.evaluate_all(now)
             self.next_eval = self.clock() + self.eval_every
         if now >= self.next_sample:
-            self.events.emit("sample", step=self.total_steps(), elapsed_s=round(now, 2), **self.samples())
+            self.events.emit("sample", step=self.total_steps(), steps=self.steps(), elapsed_s=round(now, 2), **self.samples())
             self.next_sample = self.clock() + SAMPLE_EVERY_S
         self.check_snapshot()
         if self.stop.is_set() and self.progress() < 1.0:
@@ -128,20 +133,29 @@ class LiveRun(Callback):
         self.evaluate_all(self.elapsed)
 
     def total_steps(self) -> int:
+        """All families' steps added up: only a snapshot's folder name and id (step-NNNNNN) use it;
+        people are shown each model's own steps (steps())."""
         return sum(t.step for t in self.trainers.values())
+
+    def steps(self) -> dict:
+        return {f: t.step for f, t in self.trainers.items()}
 
     def emit_progress(self, fam: str, w: dict, now: float) -> None:
         tr = self.trainers[fam]
         p = self.progress()
         remaining = max(0.0, self.budget_s - now) if math.isfinite(self.budget_s) else now * (1 - p) / max(p, 1e-9)
-        self.events.emit("progress", family=fam, step=tr.step, loss=float(np.mean(w["loss"])) if w["loss"] else None,
-                         tokens_per_s=round(w["tokens"] / max(now - w["since"], 1e-9)), elapsed_s=round(now, 2),
+        if w["loss"]:
+            w["held"] = (float(np.mean(w["loss"])), round(w["tokens"] / max(now - w["since"], 1e-9)))
+        loss, tokens_per_s = w.get("held", (None, None))  # no step since the last line: its last values
+        self.events.emit("progress", family=fam, step=tr.step, loss=loss, tokens_per_s=tokens_per_s, elapsed_s=round(now, 2),
                          remaining_s=round(remaining, 2), fraction=round(min(p, 1.0), 4), lr=tr.lr_at(tr.progress()))
         w["loss"], w["tokens"], w["since"] = [], 0, now
 
     def evaluate_all(self, now: float) -> None:
         for fam, tr in self.trainers.items():
             val = tr.evaluate()
+            if fam in self.measures:
+                val.update(self.measures[fam](tr.model))
             point = {"step": tr.step, "tokens": tr.step * tr.cfg.batch_size * tr.cfg.context, "elapsed_s": round(now, 2),
                      **{f"val_{k}": v for k, v in val.items()}}
             self.curves[fam].append(point)
@@ -178,16 +192,19 @@ class LiveRun(Callback):
         states = {f: {k: v.detach().clone() for k, v in t.model.state_dict().items()} for f, t in self.trainers.items()}
         cards = {f: self.card(f, evaluation.get(f, {})) for f in self.trainers}
         info = {"name": dest.name, "path": str(dest.relative_to(self.run_dir)), "step": self.total_steps(),
-                "steps": {f: t.step for f, t in self.trainers.items()}, "fraction": round(min(fraction, 1.0), 4),
-                "final": final}
+                "steps": self.steps(), "fraction": round(min(fraction, 1.0), 4), "final": final,
+                "validation_loss": {f: evaluation.get(f, {}).get("validation_loss") for f in self.trainers}}
         info["sample"] = extra  # the snapshot event carries its moment's sample (the side-by-side view)
         meta = {**info, "families": list(self.trainers)}
-        files = {"snapshot.json": meta, **({"nsp_quiz.json": quiz} if quiz else {})}
+        files = {"snapshot.json": meta, **({EXAMPLES_FILE: self.examples} if self.examples else {}),
+                 **({"nsp_quiz.json": quiz} if quiz else {})}
         self.writer.submit(dest, states, cards, files, info, first=final)
 
     def snapshot(self, fraction: float, now: float) -> None:
+        if any(not self.curves[f] or self.curves[f][-1]["step"] != t.step for f, t in self.trainers.items()):
+            self.evaluate_all(now)  # each snapshot's validation loss is its own (the best one is marked)
         sample = self.samples()
-        self.events.emit("sample", step=self.total_steps(), elapsed_s=round(now, 2), **sample)
+        self.events.emit("sample", step=self.total_steps(), steps=self.steps(), elapsed_s=round(now, 2), **sample)
         latest = {f: {"validation_loss": self.curves[f][-1]["val_loss"]} if self.curves[f] else {} for f in self.families}
         self.submit(self.run_dir / SNAPSHOTS_DIR / f"step-{self.total_steps():06d}", fraction, latest, sample)
 

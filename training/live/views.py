@@ -32,12 +32,35 @@ def gpt_sample(model, tok, prompt: str, probe: str = "", positions=(), n: int = 
     return {"prompt": prompt, "text": "".join(out), "seed": seed, "temperature": temperature}
 
 
-def fill_positions(probe: str, seed: int = FILL_SEED, rate: float = 0.15) -> list[int]:
-    """Fixed positions to mask: ~15 % of the probe's letters, chosen by the seeded stream."""
-    letters = [i for i, ch in enumerate(probe) if ch.isalpha()] or list(range(len(probe)))
-    k = max(1, round(rate * len(letters)))
-    ranked = sorted(letters, key=lambda i: uniform(seed, i))
-    return sorted(ranked[:k])
+def position_kind(text: str, i: int) -> str:
+    """What a masked position asks: a word's first letter, a letter inside a word, a space (or
+    line break), or punctuation and digits. Word starts are the hardest to guess."""
+    ch = text[i]
+    if ch.isspace():
+        return "space"
+    if not ch.isalpha():
+        return "other"
+    return "inside" if i > 0 and text[i - 1].isalpha() else "start"
+
+
+def fill_positions(probe: str, seed: int = FILL_SEED, rate: float = 0.15, least: int = 4) -> list[int]:
+    """Fixed positions to mask, a fair mix: ~15 % of the probe (at least `least`), one of each kind
+    of position the probe has (position_kind), the rest drawn uniformly over the whole line as
+    training draws them, all in the seeded stream's order. (Letters only, mostly word starts,
+    would hide what BERT learns: it says "0 right" while its held-out top-1 climbs.)"""
+    if not probe:
+        return []
+    ranked = sorted(range(len(probe)), key=lambda i: uniform(seed, i))
+    k = min(len(probe), max(least, round(rate * len(probe))))
+    chosen, kinds = [], set()
+    for i in ranked:  # the first of each kind in the seeded order
+        kind = position_kind(probe, i)
+        if kind not in kinds:
+            kinds.add(kind)
+            chosen.append(i)
+    chosen = chosen[:k]
+    chosen += [i for i in ranked if i not in chosen][: k - len(chosen)]
+    return sorted(chosen)
 
 
 def bert_fill(model, tok, prompt: str, probe: str, positions: list[int]) -> dict:
