@@ -9,7 +9,9 @@ do not know closes that door.
 Allowed by default: localhost (and *.localhost), this machine's host name (and name.local), any
 address of this machine's own, the address the connection arrived on, and the names given with
 --allowed-hosts (e.g. the LAN name a class uses). "*" allows every Host (behind a proxy that
-checks it). Anything else gets 400 in the usual JSON shape.
+checks it). Anything else gets 400: in the usual JSON shape for API clients, and as a short page
+in plain words for a browser asking for a page (Accept: text/html), e.g. a student who typed a LAN
+name the server was not told about. Neither repeats the name back.
 """
 from __future__ import annotations
 
@@ -71,6 +73,35 @@ def machine_names() -> frozenset[str]:
     return frozenset(n for n in names if n)
 
 
+UNKNOWN_NAME_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Wrong address · Pretraining Playground</title></head>
+<body><main>
+<h1>This address does not open the Playground</h1>
+<p>The server is running, but it does not answer to the name in your address bar. Ask your teacher for the
+address to use (often a number such as <code>http://192.168.1.20:8000</code>), or scan the class QR code again.</p>
+<h2>For the teacher</h2>
+<p>Give students the address that <code>python -m app</code> printed for them, or restart the server with
+<code>--allowed-hosts</code> followed by the name they typed (README: "In a classroom on a LAN").</p>
+</main></body></html>
+""".encode()
+
+
+def wants_page(scope: Scope) -> bool:
+    """A browser asking for a page (not an API path, Accept names text/html)."""
+    if scope["type"] != "http" or scope.get("path", "").startswith("/api/"):
+        return False
+    accept = next((v for k, v in scope.get("headers", ()) if k == b"accept"), b"")
+    return b"text/html" in accept.lower()
+
+
+async def send_page(send: Send, status: int, page: bytes) -> None:
+    await send({"type": "http.response.start", "status": status, "headers": [
+        (b"content-type", b"text/html; charset=utf-8"), (b"content-length", str(len(page)).encode()),
+        (b"cache-control", b"no-store")]})
+    await send({"type": "http.response.body", "body": page, "more_body": False})
+
+
 class HostAllowList:
     def __init__(self, app: ASGIApp, allowed: list[str] | None = None):
         self.app = app
@@ -98,6 +129,9 @@ class HostAllowList:
                 await send({"type": "websocket.close", "code": 1008})
                 return
             # the name is not repeated back: nothing a client sends is reflected
+            if wants_page(scope):
+                await send_page(send, 400, UNKNOWN_NAME_PAGE)
+                return
             await send_error(send, 400, "this server does not answer to the host name in the Host header; "
                              "its operator can allow the name with --allowed-hosts", "Host")
             return

@@ -3,7 +3,7 @@
    bars(container, rows, opts)  horizontal probability bars on an absolute 0..1 scale; rows:
                      [{char, prob, label, marks: ["original"|"sampled"|"cut"|"guess"], note}];
                      opts: label, caption, wide, table (false: no table). Marks are text, not colour.
-   table(caption, head, rows, open)  a <details> holding a <table> with those rows
+   table(caption, head, rows, open)  a <details> holding a <table> with those rows (a head cell: text or nodes)
    lossChart(series, opts)  THE loss-curve drawer (home page cards, live training): an <svg> with
                      axes, ticks, a legend, the training loss as a solid line (path.train, ● dots)
                      and the validation loss dashed (path.val-line, ○ circle.val); series =
@@ -17,7 +17,7 @@ const MARK_TEXT = { original: "★ original", sampled: "◀ sampled", cut: "cut"
 export function table(caption, head, rows, open) {
   const t = el("table", { class: "num-table" }, [
     el("caption", { text: caption }),
-    el("thead", {}, el("tr", {}, head.map((h) => el("th", { scope: "col", text: h })))),
+    el("thead", {}, el("tr", {}, head.map((h) => el("th", { scope: "col" }, h)))), // a head: text or nodes
     el("tbody", {}, rows.map((r) => el("tr", {}, r.map((cell, i) =>
       i === 0 ? el("th", { scope: "row", text: cell }) : el("td", { text: cell }))))),
   ]);

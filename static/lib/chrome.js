@@ -44,7 +44,8 @@ function applyHide() {
 }
 
 /* A <select> in the header once the server lists more than one set. Choosing reloads the page
-   with `model` in the URL (omitted for the default), so the link reproduces the choice. */
+   with `model` in the URL (omitted for the default), so the link reproduces the choice: a click or
+   tap at once, the keyboard on Enter or on leaving the box (arrow keys alone do not reload). */
 function drawModelPicker() {
   models().then((data) => {
     // "not loaded" sets load on first use; a set that failed to load is not offered
@@ -56,16 +57,31 @@ function drawModelPicker() {
     const select = el("select", { id: "model-picker", "aria-describedby": "model-picker-note" }, sets.map((s) =>
       el("option", { value: s.id, selected: s.id === current ? true : null,
         text: (s.name || s.id) + (s.families ? " (" + s.families.join(" + ").toUpperCase() + ")" : "") })));
-    select.addEventListener("change", () => {
+    // A choice is committed by a click or tap at once; with the keyboard, arrows only move through the
+    // list (browsers fire "change" on every arrow key) and Enter or leaving the box commits it.
+    let browsing = false;
+    const commit = () => {
+      browsing = false;
+      if (select.value === current) return;
       const p = new URLSearchParams(location.search);
       if (select.value === data.default) p.delete("model");
       else p.set("model", select.value);
       const query = p.toString();
       location.assign(location.pathname + (query ? "?" + query : ""));
+    };
+    select.addEventListener("keydown", (e) => {
+      if (e.key === "Enter") { e.preventDefault(); commit(); }
+      else if (e.key === "Escape") { select.value = current; browsing = false; }
+      else if (e.key === " " || e.key === "F4" || e.altKey) browsing = false; // opens the list: its choice commits
+      else if (e.key !== "Tab") browsing = true;
     });
+    select.addEventListener("pointerdown", () => { browsing = false; });
+    select.addEventListener("change", () => { if (!browsing) commit(); });
+    select.addEventListener("blur", () => { if (browsing) commit(); });
     const box = el("div", { class: "model-pick" }, [
       el("label", { for: "model-picker", text: "Model" }), select,
-      el("span", { id: "model-picker-note", class: "sr-only", text: "Changing the model reloads the page." }),
+      el("span", { id: "model-picker-note", class: "sr-only",
+        text: "Choosing a model reloads the page; with the keyboard, press Enter to choose." }),
     ]);
     const toggle = $("#projector-toggle");
     if (toggle) toggle.parentNode.insertBefore(box, toggle);

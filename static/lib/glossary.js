@@ -1,7 +1,8 @@
 /* The glossary: a technical word on a student page is a button (class "term", data-term=key); pressing
    it (tap, click, Enter, Space) shows its one-line definition right after the word, pressing again or
    Escape hides it. Definitions come from the hidden list base.html renders from app/glossary.json, so
-   no request is needed. Page modules make their own terms with term(key, text). */
+   no request is needed. Page modules make their own terms with term(key, text), or withTerms(text): the
+   text with every glossary word in it (the `words` patterns of app/glossary.json) made a term. */
 
 const definitions = new Map();
 
@@ -9,9 +10,39 @@ function load() {
   if (definitions.size) return definitions;
   for (const dt of document.querySelectorAll("#glossary dt[data-term]")) {
     const dd = dt.nextElementSibling;
-    definitions.set(dt.dataset.term, { label: dt.textContent, definition: dd ? dd.textContent : "" });
+    let words = [];
+    try { words = JSON.parse(dt.dataset.words || "[]").map((w) => new RegExp(w, "i")); } catch (err) { words = []; }
+    definitions.set(dt.dataset.term, { label: dt.textContent, definition: dd ? dd.textContent : "", words });
   }
   return definitions;
+}
+
+/* The first glossary word in `text`: {index, length, key}, or null. */
+function firstWord(text) {
+  let best = null;
+  for (const [key, entry] of load()) {
+    for (const re of entry.words) {
+      const m = re.exec(text);
+      if (m && m[0].length && (!best || m.index < best.index || (m.index === best.index && m[0].length > best.length))) {
+        best = { index: m.index, length: m[0].length, key };
+      }
+    }
+  }
+  return best;
+}
+
+/* `text` as a list of strings and term buttons (for el()'s children): each glossary word becomes a term. */
+export function withTerms(text) {
+  const out = [];
+  let rest = String(text);
+  while (rest) {
+    const hit = firstWord(rest);
+    if (!hit) { out.push(rest); break; }
+    if (hit.index) out.push(rest.slice(0, hit.index));
+    out.push(term(hit.key, rest.substr(hit.index, hit.length)));
+    rest = rest.slice(hit.index + hit.length);
+  }
+  return out;
 }
 
 /* A term button for `key` showing `text` (default: the glossary's own label). */

@@ -1,12 +1,17 @@
 /* Share this setup: a "Copy link" button and a panel that shows the page's link (to type on another
    device), with check boxes that build the link's hide= list and projector=1. The page's own URL
    holds its settings (state.js); the boxes change only the link being built, not this page.
+   The projector box starts unticked even in projector mode: a link or QR code shared with a class
+   opens on phones, so it carries projector=1 only when asked. On localhost no QR code is drawn
+   (no student's phone can open 127.0.0.1); the panel says how to make the server reachable.
    drawSharePanel()  builds the panel inside #share-panel (chrome.js calls it once). */
 import { el, $, clear } from "./dom.js";
 import { qrSvg } from "./qr.js";
-import { hiddenControls, isProjector, onUrlChange } from "./state.js";
+import { hiddenControls, onUrlChange } from "./state.js";
 
 const LOCAL = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
+/* An address that opens on this computer only (loopback): no one else's device can use it. */
+const localOnly = (host) => LOCAL.has(host) || host.endsWith(".localhost") || /^127\./.test(host);
 
 function controlNames() {
   const seen = new Set();
@@ -41,6 +46,13 @@ function refresh() {
   const qr = $("#share-qr");
   const panel = $("#share-panel");
   if (!qr || !panel || !panel.open) return;
+  if (localOnly(location.hostname)) {
+    clear(qr).appendChild(el("p", { class: "note", id: "share-no-qr" }, ["No QR code: " + location.hostname +
+      " opens only on this computer, so a phone could not open it. For a class, start the server with ",
+      el("code", { class: "nowrap", text: "--host 0.0.0.0" }), " (README: “In a classroom on a LAN”) and open " +
+      "this page by the address it prints for students; the QR code then shows that address."]));
+    return;
+  }
   const drawn = qrSvg(link(), "QR code of this link: point a phone's camera at it");
   clear(qr).appendChild(drawn || el("p", { class: "note", text: "This link is too long for a QR code (more than " +
     "666 bytes): type or paste it instead." }));
@@ -86,7 +98,7 @@ export function drawSharePanel() {
   const copyButton = el("button", { type: "button", id: "share-copy", class: "btn", text: "Copy link" });
   copyButton.addEventListener("click", () => copy(status));
   url.addEventListener("focus", () => url.select());
-  const projector = el("input", { type: "checkbox", id: "share-projector", checked: isProjector() ? true : null });
+  const projector = el("input", { type: "checkbox", id: "share-projector" }); // unticked: phones get the normal layout
   projector.addEventListener("change", refresh);
   const boxes = names.map(({ name, label }) => {
     const id = "share-hide-" + name;
@@ -106,9 +118,7 @@ export function drawSharePanel() {
       el("label", { for: "share-url", text: "Link to this exact setup (open it on any device on this network):" }),
       url,
       el("div", { class: "row" }, [copyButton, status]),
-      LOCAL.has(location.hostname) ? el("p", { class: "note" }, ["This address works on this computer only. For the " +
-        "class, start the server with ", el("code", { class: "nowrap", text: "--host 0.0.0.0" }),
-        " and open the page by this computer's network address."]) : null,
+      localOnly(location.hostname) ? el("p", { class: "note" }, "This address works on this computer only.") : null,
     ]),
     el("div", { id: "share-qr", class: "share-qr" }),
   ]));

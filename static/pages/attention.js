@@ -11,6 +11,7 @@ import { api, info, latest } from "../lib/api.js";
 import { urlState } from "../lib/state.js";
 import { valueText } from "../lib/chrome.js";
 import { table } from "../lib/charts.js";
+import { withTerms } from "../lib/glossary.js";
 
 const MAX = 24;
 const state = urlState({ text: "to be or not", row: 3, pad: 2 });
@@ -191,11 +192,14 @@ function draw() {
   const gw = matrix(g), bw = matrix(b);
   heatmap($("#aw-gpt"), "GPT · " + which(), g.tokens, gw, (i, j) => j <= i, focus);
   heatmap($("#aw-bert"), "BERT · " + which(), b.tokens, bw, (i, j) => b.tokens[j] !== "[PAD]", focus + 1);
-  $("#aw-status").textContent = "Live from the inspection graphs of the selected models. They agree with the served " +
-    "models' logits to " + g.served_logits_max_abs_diff.toExponential(1) + " (GPT) and " +
-    b.served_logits_max_abs_diff.toExponential(1) + " (BERT); every row sums to 1 within " +
-    Math.max(g.row_sum_max_error, b.row_sum_max_error).toExponential(1) + "; the largest weight on a blocked cell is " +
-    Math.max(g.blocked_max, b.blocked_max) + ".";
+  $("#aw-status").textContent = "Live from the selected models, for the text above.";
+  const check = clear($("#aw-check-text"));
+  for (const part of withTerms("their logits agree with the served models' logits to " +
+    g.served_logits_max_abs_diff.toExponential(1) + " (GPT) and " + b.served_logits_max_abs_diff.toExponential(1) +
+    " (BERT); every row sums to 1 within " + Math.max(g.row_sum_max_error, b.row_sum_max_error).toExponential(1) +
+    "; the largest weight on a blocked cell is " + Math.max(g.blocked_max, b.blocked_max) + ".")) {
+    check.append(part);
+  }
   const t = clear($("#aw-table"));
   const q = g.tokens[focus];
   if (q === undefined) return;

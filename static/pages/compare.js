@@ -84,9 +84,13 @@ function verdict(r) {
   if (r.bert.p_true === null) return "This character is outside the vocabulary ([UNK]); neither model can name it.";
   const g = r.gpt.p_true, b = r.bert.p_true;
   const ratio = b / Math.max(g, 1e-9);
-  if (ratio >= 3) return "Right-hand context matters here: BERT gives " + c + " " + pct(b) + ", GPT only " + pct(g) + ".";
-  if (ratio <= 1 / 3) return "Here GPT is surer (" + pct(g) + " vs " + pct(b) + "): the left context already decides it.";
-  return "The left context is nearly enough here: GPT " + pct(g) + ", BERT " + pct(b) + ".";
+  if (ratio >= 3) return "BERT is surer here: it gives " + c + " " + pct(b) + ", GPT only " + pct(g) + ". BERT also reads " +
+    "the characters to the right, which GPT never sees; that may be what helps.";
+  if (ratio <= 1 / 3) return "Here GPT is surer (" + pct(g) + " vs " + pct(b) + "), although BERT reads the same left side " +
+    "and more. Seeing more is not everything: the two models were trained differently and are not equally strong. GPT " +
+    "learned to continue long stretches of text; BERT learned to fill blanks in pairs of passages (A and B), and here it " +
+    "reads just one passage.";
+  return "GPT and BERT are about equally sure here: GPT " + pct(g) + ", BERT " + pct(b) + ".";
 }
 
 async function update(withStrip) {

@@ -5,6 +5,7 @@ import { el, clear, $ } from "../lib/dom.js";
 import { clearError } from "../lib/errors.js";
 import { api } from "../lib/api.js";
 import { urlState } from "../lib/state.js";
+import { withTerms } from "../lib/glossary.js";
 
 const state = urlState({ order: -1, q: 0 });
 const v = state.values;
@@ -37,11 +38,11 @@ function result(box, q, a) {
   clear(box);
   if (!a) return;
   box.appendChild(el("p", {}, [el("span", { class: a.correct ? "ok" : "nok", text: a.correct ? "Right." : "Not quite." }),
-    " The answer: " + q.choices[a.result.answer]]));
+    " The answer: "].concat(withTerms(q.choices[a.result.answer]))));
   if (!a.correct && a.result.why) {
-    box.appendChild(el("p", { class: "q-why" }, [el("strong", { text: "Why not “" + q.choices[a.choice] + "”: " }), a.result.why]));
+    box.appendChild(el("p", { class: "q-why" }, [el("strong", { text: "Why not “" + q.choices[a.choice] + "”: " })].concat(withTerms(a.result.why))));
   }
-  box.appendChild(el("p", { class: "q-explain", text: a.result.explanation }));
+  box.appendChild(el("p", { class: "q-explain" }, withTerms(a.result.explanation)));
   box.appendChild(el("p", {}, ["See it live: ", el("a", { href: a.result.applet, text: a.result.applet_label })]));
 }
 
@@ -53,9 +54,9 @@ function card(q, k) {
       checked: a && a.choice === i ? true : null, disabled: a ? true : null });
     input.addEventListener("change", () => answer(q, i, box, fieldset));
     const cls = a ? (i === a.result.answer ? " is-answer" : i === a.choice ? " is-wrong" : "") : "";
-    return el("label", { class: "q-choice" + cls, for: input.id }, [input, el("span", { text: (i + 1) + ". " + c })]);
+    return el("label", { class: "q-choice" + cls, for: input.id }, [input, el("span", {}, withTerms((i + 1) + ". " + c))]);
   });
-  const fieldset = el("fieldset", {}, [el("legend", { text: q.number + ". " + q.question })].concat(choices));
+  const fieldset = el("fieldset", {}, [el("legend", {}, withTerms(q.number + ". " + q.question))].concat(choices));
   const node = el("article", { class: "panel q-card" + (k === v.q ? " is-current" : ""), id: "q-" + q.id, dataset: { index: String(k) } },
     [el("p", { class: "q-topic", text: q.topic }), fieldset, box]);
   result(box, q, a);

@@ -12,6 +12,7 @@ import { urlState, isProjector } from "../lib/state.js";
 import { postEvents } from "../lib/stream.js";
 import { shortcutsEnabled, valueText } from "../lib/chrome.js";
 import { bars, table } from "../lib/charts.js";
+import { withTerms } from "../lib/glossary.js";
 import { linkHas } from "../lib/corpus.js";
 
 const phone = window.matchMedia("(max-width: 600px)").matches;
@@ -182,9 +183,10 @@ function draw(data, sampled) {
     const chart = el("div", { class: "chart" });
     box.appendChild(el("section", { class: "card dist-panel", id: "g-panel-" + field, role: "tabpanel",
       "aria-labelledby": "g-tab-" + field, dataset: { dist: field } }, [
-      el("h3", { text: title }),
-      el("p", { class: "sub", text: sub }),
-      el("p", { class: "entropy" }, ["entropy H = ", el("strong", { class: "entropy-value", text: num(data.entropy[field], 3) }), " nats"]),
+      el("h3", {}, withTerms(title)),
+      el("p", { class: "sub" }, withTerms(sub)),
+      el("p", { class: "entropy" }, withTerms("entropy H = ").concat(
+        [el("strong", { class: "entropy-value", text: num(data.entropy[field], 3) })], withTerms(" nats"))),
       chart,
     ]));
     const rows = shown.map((i) => {

@@ -6,6 +6,7 @@ import { el, clear, $ } from "../lib/dom.js";
 import { pct, num, thousands } from "../lib/text.js";
 import { info } from "../lib/api.js";
 import { table, lossChart } from "../lib/charts.js";
+import { withTerms } from "../lib/glossary.js";
 
 
 function kv(rows) {
@@ -26,7 +27,7 @@ function splitName(card, s) {
 
 function gptMetrics(card) {
   const names = splits(card);
-  return table("GPT on held-out plays, never trained on (lower is better)", ["Split", "Nats per char", "Bits per char", "Perplexity"],
+  return table("GPT on held-out plays, never trained on (lower is better)", ["Split", withTerms("Nats per char"), withTerms("Bits per char"), withTerms("Perplexity")],
     names.map((s) => {
       const e = card.evaluation[s];
       return [splitName(card, s), num(e.nats_per_char), num(e.bits_per_char), num(e.perplexity, 2)];
@@ -104,16 +105,22 @@ function modelCard(card, vocab) {
       ["Context", cfg.context + " characters"],
       ["Vocabulary", cfg.vocab_size + " tokens (" + vocab.chars.length + " characters + " + vocab.specials.length + " specials)"],
       ["Corpus", corpus.name + ": " + Object.entries(chars).map(([k, n]) => k + " " + thousands(n)).join(", ") + " characters"],
-      corpus.provenance ? ["Source", corpus.provenance] : null,
       ["Training", thousands(tr.steps) + " steps · " + thousands(tr.tokens) + " tokens · " + tr.seconds + " s" + (tr.machine ? " on " + tr.machine : "")],
-      ["ONNX", onnx.file + " · " + thousands(onnx.bytes) + " bytes · parity " + Number(onnx.parity_max_abs_diff).toExponential(1)],
+    ]),
+    el("details", { class: "curious" }, [
+      el("summary", { text: "For the curious: where the text came from, and the served file" }),
+      kv([
+        corpus.provenance ? ["Source", corpus.provenance] : null,
+        ["ONNX file", onnx.file + " · " + thousands(onnx.bytes) + " bytes · agrees with the training code to " +
+          Number(onnx.parity_max_abs_diff).toExponential(1) + " (largest difference in its outputs)"],
+      ]),
     ]),
   ]);
   const metrics = card.family === "gpt" ? [gptMetrics(card)] : bertMetrics(card);
   for (const m of metrics) section.appendChild(m);
   section.appendChild(el("h4", { text: "Loss during training" }));
-  section.appendChild(el("p", { class: "note", text: "Training loss is measured on the batches being trained on; " +
-    "validation loss on held-out plays the model never trains on." }));
+  section.appendChild(el("p", { class: "note" }, withTerms("Training loss is measured on the batches being trained on; " +
+    "validation loss on held-out plays the model never trains on. Loss is counted in nats (lower is better).")));
   section.appendChild(cardChart(card));
   section.appendChild(curveTable(card));
   return section;

@@ -121,8 +121,11 @@ function toggle(button) {
   const pos = masked ? v.pos.filter((p) => p !== i) : v.pos.concat([i]).sort((a, b) => a - b);
   state.set({ pos });
   focusIndex = i;
-  resetGuesses();
+  if (revealed) resetGuesses(); // a new round after a reveal
+  else for (const p of Object.keys(guesses)) if (!pos.includes(Number(p))) delete guesses[p]; // keep the other guesses
+  showMode();
   renderChars();
+  drawGuessInputs(); // in guess-first mode every mask gets its field at once
   strip.querySelector("[data-index='" + i + "']").focus();
   fillSoon();
 }

@@ -11,6 +11,7 @@ import { api, info, latest } from "../lib/api.js";
 import { urlState, modelId } from "../lib/state.js";
 import { shortcutsEnabled } from "../lib/chrome.js";
 import { bars } from "../lib/charts.js";
+import { withTerms } from "../lib/glossary.js";
 
 const FREE_KEY = "pp-nsp-score";
 const SET_KEY = "pp-nsp-set:";
@@ -130,7 +131,7 @@ function record(r, guess) {
 /* ---------- the [CLS] A [SEP] B [SEP] layout ---------- */
 function segment(cls, label, text) {
   return el("div", { class: "segment " + cls }, [
-    el("span", { class: "seg-label", text: label }),
+    el("span", { class: "seg-label" }, withTerms(label)),
     el("span", { class: "seg-text", text }),
   ]);
 }
@@ -312,10 +313,13 @@ function showModelScore(card) {
   const box = clear($("#n-model-score"));
   const quiz = card && card.quiz;
   titles = (quiz && quiz.titles) || {};
-  const ev = card && card.evaluation && (card.evaluation.test || card.evaluation.validation);
-  const pairs = ev && ev.nsp_accuracy !== undefined
-    ? " On " + thousands(ev.nsp_pairs) + " held-out pairs cut the way training cuts them (B may stop mid-line), it scores " +
-      pct(ev.nsp_accuracy) + "." : "";
+  const evaluation = (card && card.evaluation) || {};
+  const scored = ["test", "validation"].filter((s) => evaluation[s] && Number.isFinite(evaluation[s].nsp_accuracy));
+  const plays = (s) => (evaluation[s].documents || []).map(playName).join(", ");
+  const pairs = scored.length
+    ? " On " + thousands(evaluation[scored[0]].nsp_pairs) + " held-out pairs cut the way training cuts them (whole lines, " +
+      "half of them true continuations), it scores " + scored.map((s) => pct(evaluation[s].nsp_accuracy) + " on the " + s +
+      " plays" + (plays(s) ? " (" + plays(s) + ")" : "")).join(" and ") + "." : "";
   if (!quiz || !quiz.items) {
     box.textContent = "BERT's score on this quiz is not in its model card (rebuild it with python -m training quiz)." + pairs;
     return;

@@ -9,6 +9,7 @@ import { clearError } from "../lib/errors.js";
 import { api, info, latest } from "../lib/api.js";
 import { urlState } from "../lib/state.js";
 import { bars, table } from "../lib/charts.js";
+import { withTerms } from "../lib/glossary.js";
 
 const state = urlState({
   text: "To be, or not to be, that is the question: whether 'tis nobler in the mind to suffer",
@@ -48,8 +49,9 @@ function syncControls() {
   $("#o-ptext").value = v.ptext;
   $("#o-scheme-note").textContent = v.scheme === "char"
     ? "Per character is how the shipped BERT was trained (training/data.py)."
-    : "The shipped BERT was trained per character, so " + SCHEME[v.scheme] + " are harder for it than for a model " +
-      "trained this way: watch its recovery drop. 80/10/10 applies to each " + (v.scheme === "span" ? "span" : "word") + " as a whole.";
+    : "The shipped BERT was trained per character. Hiding " + SCHEME[v.scheme] + " also hides a character's neighbours, " +
+      "so recovery drops for any model. That a BERT trained on " + SCHEME[v.scheme] + " would recover them better is a " +
+      "hypothesis until BERTs trained each way are measured (see section 3). 80/10/10 applies to each " + (v.scheme === "span" ? "span" : "word") + " as a whole.";
 }
 
 function tok(char, cls, note, title) {
@@ -70,10 +72,10 @@ function showCorruption(r) {
       s ? ACTION[s.action] + " at " + i + ": original " + charName(s.original) + ", BERT guessed " + charName(s.prediction) +
         " (" + pct(s.prob) + ")" : "no loss here"));
   });
-  $("#o-clm").textContent = "CLM loss = mean over " + r.clm.positions + " positions of −log p(next | left) = " +
-    (r.clm.loss === null ? "–" : num(r.clm.loss, 3) + " nats");
-  $("#o-mlm").textContent = "MLM loss = mean over " + r.mlm.positions + " selected positions of −log p(original | corrupted) = " +
-    (r.mlm.loss === null ? "– (nothing selected)" : num(r.mlm.loss, 3) + " nats");
+  clear($("#o-clm")).append(...withTerms("CLM loss = mean over " + r.clm.positions + " positions of −log p(next | left) = " +
+    (r.clm.loss === null ? "–" : num(r.clm.loss, 3) + " nats")));
+  clear($("#o-mlm")).append(...withTerms("MLM loss = mean over " + r.mlm.positions + " selected positions of −log p(original | corrupted) = " +
+    (r.mlm.loss === null ? "– (nothing selected)" : num(r.mlm.loss, 3) + " nats")));
   const n = r.tokens.length;
   $("#o-summary").textContent = "GPT's loss counts at " + r.clm.positions + " of " + n + " positions; BERT's at " +
     r.selected.length + " (" + pct(r.rate, 0) + " of the characters, " + SCHEME[r.scheme] + ")" +
@@ -193,7 +195,8 @@ function cardsTable(models) {
   const rows = [
     ["Objective", g.objective, b.objective],
     ["Attention", g.attention + " (each character sees itself and the left)", b.attention + " (every non-[PAD] character)"],
-    ["Positions that carry loss", "every position (" + thousands(g.config.context - 1) + " per window)",
+    ["Positions that carry loss", "every position: " + thousands(g.config.context) + " per training window (it reads " +
+      thousands(g.config.context + 1) + " characters and is scored on each one after the first)",
       (rate ? pct(rate, 0) : "the selected") + " of the characters (MLM) + one NSP label per pair"],
     ["Context (characters)", thousands(g.config.context), thousands(b.config.context)],
     ["Parameters", thousands(g.parameters), thousands(b.parameters)],
@@ -207,7 +210,7 @@ function cardsTable(models) {
   const t = el("table", { class: "num-table cmp-table" }, [
     el("caption", { text: "From the model cards of the selected set (GET /api/models)" }),
     el("thead", {}, el("tr", {}, ["", "GPT", "BERT"].map((h) => el("th", { scope: "col", text: h })))),
-    el("tbody", {}, rows.map((r) => el("tr", {}, [el("th", { scope: "row", text: r[0] }), el("td", { text: r[1] }), el("td", { text: r[2] })]))),
+    el("tbody", {}, rows.map((r) => el("tr", {}, [el("th", { scope: "row", text: r[0] }), el("td", {}, withTerms(r[1])), el("td", {}, withTerms(r[2]))]))),
   ]);
   clear($("#o-cards")).appendChild(el("div", { class: "heat-wrap" }, t));
 }

@@ -29,6 +29,22 @@ def test_a_foreign_host_gets_400_in_the_json_shape(lan, host):
     assert r.status_code == 400
 
 
+def test_a_browser_on_an_unknown_name_gets_a_readable_page(lan):
+    """A student who typed a LAN name not in --allowed-hosts sees words, not raw JSON; API clients keep JSON."""
+    page = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"  # what a browser sends for a page
+    for path in ["/", "/mask-fill", "/join?code=ABC"]:
+        r = lan.get(path, headers={"host": "pc-07.school.example", "accept": page})
+        assert r.status_code == 400 and r.headers["content-type"].startswith("text/html")
+        assert "<h1>This address does not open the Playground</h1>" in r.text and "--allowed-hosts" in r.text
+        assert "pc-07" not in r.text  # the name is not reflected
+        assert r.headers["x-content-type-options"] == "nosniff" and "content-security-policy" in r.headers
+    for headers in ({"accept": "application/json"}, {"accept": page}):  # the API answers JSON, whatever is asked
+        r = lan.get("/api/health", headers={"host": "pc-07.school.example", **headers})
+        assert r.status_code == 400 and r.json()["parameter"] == "Host"
+    r = lan.get("/", headers={"host": "pc-07.school.example"})  # no Accept: the JSON shape
+    assert r.status_code == 400 and r.json()["parameter"] == "Host"
+
+
 @pytest.mark.parametrize("host", ["localhost", "localhost:8000", "127.0.0.1:8000", "[::1]:8000", "app.localhost",
                                   "playground.school.lan", "PLAYGROUND.school.lan:8000"])
 def test_local_names_and_the_configured_name_are_served(lan, host):

@@ -139,3 +139,30 @@ def page_factory(browser, live_server):
 def screenshots() -> Path:
     SCREENSHOTS.mkdir(exist_ok=True)
     return SCREENSHOTS
+
+
+LAN_ORIGIN = "http://playground.test"  # a LAN name, as a student's phone would use (never resolved: routed)
+
+
+@pytest.fixture
+def lan_page_factory(browser, live_server):
+    """`lan_page_factory(width, height)` -> a page whose every request to LAN_ORIGIN is answered by the
+    live server, so the page runs under a name other than localhost (the share panel draws its QR code
+    only there). Returns (page, page_errors). Chromium logs one console error on any plain-http origin
+    that is not localhost (COOP needs a trustworthy origin), so console messages are not collected."""
+    contexts = []
+
+    def factory(width: int = 1280, height: int = 900):
+        context = browser.new_context(viewport={"width": width, "height": height}, base_url=LAN_ORIGIN,
+                                      service_workers="block")
+        context.route(LAN_ORIGIN + "/**", lambda route: route.fulfill(
+            response=route.fetch(url=live_server + route.request.url[len(LAN_ORIGIN):])))
+        contexts.append(context)
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        return page, errors
+
+    yield factory
+    for context in contexts:
+        context.close()

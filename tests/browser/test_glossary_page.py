@@ -19,7 +19,7 @@ pytestmark = pytest.mark.browser
 
 TEXT = "the+king+and+the+crown"
 STUDENT_PAGES = {  # path -> what shows once the page has drawn its live parts
-    "/": ".card", "/mask-fill": "#mf-strip", "/generate": "#g-dists", "/nsp": "#n-model-score",
+    "/": ".card", "/mask-fill": "#mf-corrupt-table .corrupt-accuracy", "/generate": "#g-dists", "/nsp": "#n-model-score",
     "/attention": "#aw-bert table.heat td", "/compare": "#c-bert .c-p", "/objectives": "#o-bert-toks .tok",
     "/concepts": "#q-list .q-card", "/train": "main",
 }

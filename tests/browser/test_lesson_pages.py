@@ -100,7 +100,7 @@ def test_attention_heatmaps_are_the_api_weights_with_blocked_cells_empty(page_fa
     r2 = api(live_server, "/api/attention", {"text": "the crown", "pad": 2, "layer": 1, "head": 1}).json()
     titles = page.eval_on_selector_all("#aw-gpt tbody tr:nth-child(3) td", "tds => tds.map(t => t.title)")
     assert [t.split(": ")[-1] for t in titles[:3]] == [f"{x * 100:.1f} %" for x in r2["gpt"]["weights"][2][:3]]
-    assert "agree with the served models" in page.text_content("#aw-status")
+    assert "agree with the served models" in page.text_content("#aw-check")  # behind "for the curious"
     rec.assert_clean(page)
 
 

@@ -38,8 +38,8 @@ def test_qr_symbols_equal_an_independent_encoder(page_factory):
     rec.assert_clean(page)
 
 
-def test_share_panel_draws_the_link_as_a_qr_code(page_factory):
-    page, rec = page_factory()
+def test_share_panel_draws_the_link_as_a_qr_code(lan_page_factory):
+    page, errors = lan_page_factory()  # under a LAN name: on localhost no QR code is drawn (test_share.py)
     page.goto("/generate?prompt=the%20king")
     page.wait_for_selector("#g-dists .dist-panel[data-dist='final'] .bar-row")
     page.click("#share-quick")  # Copy link also opens the panel, so the link and its code are on screen
@@ -51,4 +51,5 @@ def test_share_panel_draws_the_link_as_a_qr_code(page_factory):
     page.check("#share-projector")
     page.wait_for_function("b => document.querySelector('#share-qr svg.qr path').getAttribute('d') !== b", arg=before)
     assert "projector=1" in page.input_value("#share-url")
-    rec.assert_clean(page)
+    assert page.input_value("#share-url").startswith("http://playground.test/generate?")
+    assert not errors
