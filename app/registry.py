@@ -106,6 +106,25 @@ class ModelSet:
         self.cards: dict = {}
         self.quiz: list[dict] | None = None
         self.problems: list[str] = []
+        # What the lesson views derive from this set (inspection graphs, seeded recovery figures):
+        # kept here, so a reloaded or evicted set takes its entries with it.
+        self._memo: dict[str, OrderedDict] = {}
+        self._memo_lock = threading.Lock()
+
+    def memo(self, area: str, key, compute, keep: int = 32):
+        """compute() once per (area, key) for this set; at most `keep` entries per area (oldest go
+        first). compute runs outside the lock: two first callers may both compute, one result stays."""
+        with self._memo_lock:
+            found = self._memo.setdefault(area, OrderedDict()).get(key)
+        if found is not None:
+            return found
+        out = compute()
+        with self._memo_lock:
+            entries = self._memo.setdefault(area, OrderedDict())
+            out = entries.setdefault(key, out)
+            while len(entries) > keep:
+                entries.popitem(last=False)
+        return out
 
     @classmethod
     def load(cls, meta: SetMeta, runtime: Runtime) -> "ModelSet":

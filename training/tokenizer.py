@@ -6,8 +6,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-SPECIALS = ["[PAD]", "[UNK]", "[MASK]", "[CLS]", "[SEP]"]
-PAD, UNK, MASK, CLS, SEP = range(len(SPECIALS))
+from app.contract import CLS, MASK, PAD, SEP, SPECIALS, UNK  # noqa: F401 - one list, shared with the server (re-exported)
 
 
 class CharTokenizer:

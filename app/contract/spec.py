@@ -170,12 +170,21 @@ def uniform(seed: int, index: int) -> float:
 
 # --- files that readers must never see half-written ----------------------------------------------
 
-def write_json(path: Path, data) -> None:
-    """Write aside, then rename: a reader never sees half a file."""
+def write_text(path: Path, text: str) -> None:
+    """Write aside, then rename: a reader never sees half a file, and a failed write (a full disk)
+    leaves no temporary behind."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_json(path: Path, data) -> None:
+    write_text(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
 
 
 def clean_partial(run_dir: Path) -> None:

@@ -4,45 +4,18 @@ as /api/next-token gives it), BERT from both sides (the character masked, as /ap
 `positions` gives it). Same model set for both."""
 from __future__ import annotations
 
-import numpy as np
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
 from .. import deps
-from ..contract import CLS, FIRST_CHAR, MASK, SEP, UNK
+from ..contract import FIRST_CHAR, MASK, UNK
 from ..errors import ApiError
 from ..lesson_schemas import CompareRequest, CompareResponse
-from ..sampling import entropy, softmax
+from ..sampling import softmax
+from ..tasks.compare import guess, strip_of
 from .mask_fill import check_length
 
 router = APIRouter(tags=["lesson"])
-
-
-def guess(p: np.ndarray, true: int, top_k: int, ranked, reads: str) -> dict:
-    known = true >= FIRST_CHAR
-    po = float(p[true - FIRST_CHAR]) if known else None
-    return {"available": True, "p_true": po, "rank": int((p > po).sum()) + 1 if known else None,
-            "entropy": entropy(p), "top": ranked(p, top_k), "reads": reads}
-
-
-def strip_of(gpt, bert, ids: list[int]) -> list[dict]:
-    """Both models' probability of the true character at every position."""
-    n = len(ids)
-    # GPT: one forward over the text gives p(char i | chars < i) at every i (row i - 1).
-    gpt_probs = softmax(gpt.logits(ids[:gpt.context])[:, FIRST_CHAR:]) if n > 1 else np.zeros((0, 0))
-    # BERT: one forward per position, each with that character masked (a batch of n rows).
-    batch = np.tile(np.asarray([CLS, *ids, SEP], dtype=np.int64), (n, 1))
-    batch[np.arange(n), np.arange(n) + 1] = MASK
-    with bert.gate:
-        mlm, _ = bert.session.run(None, {"input_ids": batch, "token_type_ids": np.zeros_like(batch)})
-    bert_probs = softmax(mlm[np.arange(n), np.arange(n) + 1, FIRST_CHAR:])
-    strip = []
-    for i, t in enumerate(ids):
-        known = t >= FIRST_CHAR
-        g = float(gpt_probs[i - 1, t - FIRST_CHAR]) if known and 0 < i <= gpt_probs.shape[0] else None
-        strip.append({"position": i, "char": bert.vocab.token(t), "gpt": g,
-                      "bert": float(bert_probs[i, t - FIRST_CHAR]) if known else 0.0})
-    return strip
 
 
 @router.post("/api/compare", response_model=CompareResponse, responses=deps.INFERENCE_ERRORS)

@@ -5,9 +5,6 @@ view ELECTRA learns from. The permutation (XLNet) grid and the GPT vs BERT table
 browser from the rule and the model cards."""
 from __future__ import annotations
 
-import threading
-import weakref
-from collections import OrderedDict
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
@@ -46,36 +43,19 @@ def held_out(models, room: int) -> tuple[list[str], list[list[int]]]:
 
 
 # Recovery results are deterministic (seeded) and cost up to a few CPU-seconds: a class pressing
-# "Run" with the same settings is served from here. Per BERT task, so a reloaded or dropped set
-# takes its entries with it.
-_results: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-_results_lock = threading.Lock()
+# "Run" with the same settings is served from the set's own memo (app/registry.ModelSet.memo).
 CACHED_PER_MODEL = 32
-
-
-def cached_recovery(bert, key: tuple, compute) -> dict:
-    with _results_lock:
-        found = _results.setdefault(bert, OrderedDict()).get(key)
-    if found is not None:
-        return found
-    out = compute()
-    with _results_lock:
-        entries = _results.setdefault(bert, OrderedDict())
-        entries[key] = out
-        while len(entries) > CACHED_PER_MODEL:
-            entries.popitem(last=False)
-    return out
 
 
 def recovery_figures(registry, model: str | None, scheme: str, mask_rate: float, mean_span: float, draws: int,
                      seed: int) -> dict:
     """BERT's top-1 recovery over `draws` corruptions of the set's held-out text, split by action:
     what the route answers and what `python -m benchmarks.tables recovery` prints for the README."""
-    bert = registry.bert(model)
-    strings, texts = held_out(registry.get(model), bert_text_room(bert.context))
+    bert, models = registry.bert(model), registry.get(model)
+    strings, texts = held_out(models, bert_text_room(bert.context))
     key = (scheme, mask_rate, mean_span, draws, seed)
-    out = cached_recovery(bert, key, lambda: corruption.recovery(bert, texts, strings, scheme, mask_rate,
-                                                                   mean_span, draws, seed))
+    out = models.memo("recovery", key, lambda: corruption.recovery(bert, texts, strings, scheme, mask_rate,
+                                                                     mean_span, draws, seed), keep=CACHED_PER_MODEL)
     return {"scheme": scheme, "draws": draws, "texts": min(draws, len(texts)), "source": HELD_OUT, **out}
 
 

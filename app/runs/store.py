@@ -5,31 +5,16 @@ from __future__ import annotations
 
 import errno
 import json
-import os
 import re
 import shutil
-import threading
 from pathlib import Path
+
+from ..contract import write_json, write_text  # noqa: F401 - the runs package writes through the contract's helpers
 
 DISK_FULL = "disk full: the data folder has no space left; delete runs or free space on its disk"
 MIN_FREE_BYTES = 256 * 1024  # below this the data folder counts as full
 PRIVATE = ("pid", "exit_code")  # for the server only
 ABSOLUTE = re.compile(r"(?<![\w.~])/(?:[\w.@+-]+/)+([\w.@+-]+)")  # any path left: its last name
-
-
-def write_text(path: Path, text: str) -> None:
-    """Written aside, then renamed into place: never half a file, no temporary left on failure."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def write_json(path: Path, data) -> None:
-    write_text(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
 
 
 def read_json(path: Path):

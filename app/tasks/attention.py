@@ -7,8 +7,6 @@ draws belong to the model that answers the other applets (a stale or foreign ins
 would show up as a large difference, and is refused)."""
 from __future__ import annotations
 
-import threading
-import weakref
 from pathlib import Path
 
 import numpy as np
@@ -40,29 +38,22 @@ class Inspector:
         return logits[0], np.stack([w[0] for w in weights])
 
 
-_inspectors: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # ModelSet -> {family: Inspector}
-_lock = threading.Lock()
-
-
 def inspector(models, family: str, runtime) -> Inspector:
-    """The set's inspection graph for `family`, loaded on first use and dropped with the set.
-    409 naming `model` when the set has none (e.g. a training snapshot)."""
+    """The set's inspection graph for `family`, loaded on first use and kept by the set (dropped
+    with it). 409 naming `model` when the set has none (e.g. a training snapshot)."""
     path = Path(models.meta.folder) / f"{family}.attn.onnx"
-    with _lock:
-        found = _inspectors.setdefault(models, {}).get(family)
-    if found is not None:
-        return found
-    if not path.exists():
-        raise ApiError(f"model set {models.id!r} has no attention inspection graph ({path.name}); "
-                       "export one with `python -m training.inspect_export FOLDER`", "model", status=409)
-    task = getattr(models, family)
-    try:
-        found = Inspector(runtime.session(path), family, int(task.config["n_layer"]), runtime.gate)
-    except Exception as e:  # noqa: BLE001 - a broken file is this set's problem, not a 500
-        raise ApiError(f"{path.name} of model set {models.id!r} could not be loaded: {e}", "model", status=409) from e
-    with _lock:
-        _inspectors.setdefault(models, {})[family] = found
-    return found
+
+    def load() -> Inspector:
+        if not path.exists():
+            raise ApiError(f"model set {models.id!r} has no attention inspection graph ({path.name}); "
+                           "export one with `python -m training.inspect_export FOLDER`", "model", status=409)
+        task = getattr(models, family)
+        try:
+            return Inspector(runtime.session(path), family, int(task.config["n_layer"]), runtime.gate)
+        except Exception as e:  # noqa: BLE001 - a broken file is this set's problem, not a 500
+            raise ApiError(f"{path.name} of model set {models.id!r} could not be loaded: {e}", "model", status=409) from e
+
+    return models.memo("inspector", family, load)
 
 
 def gpt_attention(models, ids: list[int], runtime, layer: int, head: int) -> dict:

@@ -6,7 +6,7 @@ from contextlib import nullcontext
 
 import numpy as np
 
-from ..contract import CLS, FIRST_CHAR, SEP, Vocab
+from ..contract import CLS, FIRST_CHAR, MASK, SEP, Vocab
 from ..sampling import softmax
 
 
@@ -29,6 +29,16 @@ class BERT:
         as the rest of a request's Python work)."""
         mlm, _ = self.forward([CLS, *ids, SEP])
         return softmax(mlm[np.asarray(rows, dtype=np.int64) + 1, FIRST_CHAR:])
+
+    def each_masked(self, ids: list[int]) -> np.ndarray:
+        """(len(ids), n_chars): at row i, the probabilities at position i with that one character
+        masked (one batch of len(ids) rows, each [CLS] ids [SEP] with its own [MASK])."""
+        n = len(ids)
+        batch = np.tile(np.asarray([CLS, *ids, SEP], dtype=np.int64), (n, 1))
+        batch[np.arange(n), np.arange(n) + 1] = MASK
+        with self.gate:
+            mlm, _ = self.session.run(None, {"input_ids": batch, "token_type_ids": np.zeros_like(batch)})
+        return softmax(mlm[np.arange(n), np.arange(n) + 1, FIRST_CHAR:])
 
     def ranked(self, probs: np.ndarray, n: int) -> list[dict]:
         n = max(1, min(n, len(probs)))
