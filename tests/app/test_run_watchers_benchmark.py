@@ -1,0 +1,33 @@
+"""benchmarks/run_watchers.py runs end to end with a handful of watchers and a small history (a real
+server process; a finished run and a running one) and prints every figure. No timing is asserted:
+the figures are for the README, not a pass mark."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+F = r"(?:-?[\d.]+|nan)"
+
+
+@pytest.mark.parametrize("running", [False, True])
+def test_the_run_watchers_benchmark_prints_every_figure(running, capsys):
+    from benchmarks import run_watchers
+
+    run_watchers.main(["--watchers", "5", "--history-kb", "60", "--closers", "6", "--timeout", "60",
+                       *(["--running"] if running else [])])
+    out = capsys.readouterr().out
+    state = "running" if running else "finished"
+    for pattern in [rf"run watchers: 5 watchers of a {state} run, load generator niced",
+                    rf"history: {F} KB, \d+ events",
+                    rf"server RSS: before {F} MB, peak {F} MB, growth {F} MB \(target < 50 MB\), after {F} MB",
+                    rf"completed the history: 5/5 \(all ended {F} s after the first request\)",
+                    rf"time to the full history: p50 {F} s, max {F} s \(target: all within 10 s\)",
+                    rf"early closes: 6 clients left after the first event \(half with a reset\): server log "
+                    rf"\+\d+ bytes, \d+ lines \({F} bytes per client\), 0 'Traceback', 0 'Exception in ASGI "
+                    rf"application'; RSS then {F} MB",
+                    r"cpu: .+, \d+ cores, flags .+, load average"]:
+        assert re.search(pattern, out), (pattern, out)
+    assert "error:" not in out, out
+    size = float(re.search(r"history: ([\d.]+) KB", out).group(1))
+    assert 55 <= size <= 70, out  # about --history-kb
