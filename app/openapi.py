@@ -1,6 +1,6 @@
 """The OpenAPI schema with the limits of the models actually loaded.
 
-The request models (app/schemas.py) carry the static limits. The ones that depend on the loaded
+The request models (app/schemas/) carry the static limits. The ones that depend on the loaded
 models (vocabulary size, BERT context, size of the quiz bank) are checked by the routers; here
 they are written into the served schema as well, so that clients, and the schema fuzzer in
 tests/app/test_fuzz_schema.py, see the same bounds the server enforces. The limits are the default

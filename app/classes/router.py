@@ -23,7 +23,7 @@ from ..schemas import ErrorBody
 from . import service, views
 from .addresses import STUDENTS_FLAG, base_urls, student_url
 from .codes import display_code, normalize_code
-from .schemas import (AnswerRequest, CreateSession, Created, JoinRequest, NewItem, Participant, Results,
+from ..schemas.classes import (AnswerRequest, CreateSession, Created, JoinRequest, NewItem, Participant, Results,
                       SessionState, StateChange)
 from .store import Classes
 

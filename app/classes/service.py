@@ -23,7 +23,7 @@ from . import activities
 from .codes import clean_nickname, display_code, new_code, normalize_code
 from .db import Database
 from .models import Answer, ClassSession, Item, Participant
-from .schemas import AnswerRequest, CreateSession, NewItem, StateChange
+from ..schemas.classes import AnswerRequest, CreateSession, NewItem, StateChange
 
 MAX_PARTICIPANTS = 1000
 MAX_ITEMS = 200  # stored items (Be-the-BERT sentences, lines to label) per session

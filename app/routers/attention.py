@@ -7,7 +7,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
 from .. import deps
-from ..lesson_schemas import AttentionRequest, AttentionResponse
+from ..schemas.lessons import AttentionRequest, AttentionResponse
 from ..tasks import attention as inspect
 
 router = APIRouter(tags=["attention"])

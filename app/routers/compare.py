@@ -10,7 +10,7 @@ from fastapi.responses import HTMLResponse
 from .. import deps
 from ..contract import FIRST_CHAR, MASK, UNK
 from ..errors import ApiError
-from ..lesson_schemas import CompareRequest, CompareResponse
+from ..schemas.lessons import CompareRequest, CompareResponse
 from ..sampling import softmax
 from ..tasks.compare import guess, strip_of
 from .mask_fill import check_length

@@ -16,7 +16,7 @@ from fastapi.responses import HTMLResponse
 
 from .. import deps
 from ..errors import ApiError
-from ..lesson_schemas import ConceptAnswer, ConceptQuiz, ConceptResult
+from ..schemas.lessons import ConceptAnswer, ConceptQuiz, ConceptResult
 from ..schemas import MAX_SEED
 
 router = APIRouter(tags=["lesson"])

@@ -6,40 +6,13 @@ text is judged as the student wrote it (type a sentence with a wrong letter and 
 from __future__ import annotations
 
 from fastapi import APIRouter
-from pydantic import BaseModel, Field
-
 from .. import deps
 from ..contract import bert_text_room
 from ..errors import ApiError
-from ..schemas import MAX_SEED, SEED_DOC, Strict, UnknownChar
+from ..schemas.lessons import ElectraRequest, ElectraResponse
 from ..tasks.electra import generator_fill
 
 router = APIRouter(tags=["lesson"])
-
-
-class ElectraRequest(Strict):
-    text: str = Field(min_length=1, max_length=10_000, description="The sentence (at most the context minus 2 characters).")
-    positions: list[int] = Field([], max_length=512, description="Positions (0-based) the generator masks and fills "
-                                 "(ELECTRA's recipe); empty: judge the text as written.")
-    seed: int = Field(0, ge=0, le=MAX_SEED, description=SEED_DOC + " (the generator's draws)")
-
-
-class ElectraChar(BaseModel):
-    char: str = Field(description="The character the discriminator read here.")
-    original: str = Field(description="The student's character here.")
-    filled: bool = Field(description="The generator masked and refilled this position.")
-    replaced: bool = Field(description="The truth: the character read differs from the original.")
-    p_replaced: float = Field(description="The discriminator's probability that this character was replaced.")
-
-
-class ElectraResponse(BaseModel):
-    chars: list[ElectraChar]
-    filled: int = Field(description="Positions the generator filled (every masked one).")
-    replaced: int = Field(description="Filled positions whose character differs from the original.")
-    flagged: int = Field(description="Characters the discriminator calls replaced (p > 0.5).")
-    correct: int = Field(description="Characters where that call matches the truth.")
-    generator: str = Field(description="What filled the masked positions.")
-    unknown_chars: list[UnknownChar]
 
 
 @router.post("/api/objectives/electra", response_model=ElectraResponse, responses=deps.INFERENCE_ERRORS)

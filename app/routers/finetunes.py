@@ -17,7 +17,7 @@ from .. import auth, deps
 from ..errors import ApiError
 from ..finetunes import task_file
 from ..finetunes.jobs import ACTIVE, TERMINAL, FinetuneManager
-from ..finetunes.schemas import (ARMS, ClassifyRequest, ClassifyResponse, FinetuneDetail, FinetuneList,
+from ..schemas.finetunes import (ARMS, ClassifyRequest, ClassifyResponse, FinetuneDetail, FinetuneList,
                                  FinetuneSummary, StartFinetune, TaskList)
 from ..runs.rules import training_available
 from ..runs.events import POLL_S

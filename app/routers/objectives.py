@@ -11,7 +11,7 @@ from fastapi.responses import HTMLResponse
 
 from .. import deps
 from ..contract import bert_text_room
-from ..lesson_schemas import ObjectivesCorruptRequest, ObjectivesCorruptResponse, RecoveryRequest, RecoveryResponse
+from ..schemas.lessons import ObjectivesCorruptRequest, ObjectivesCorruptResponse, RecoveryRequest, RecoveryResponse
 from ..tasks import corruption
 from .mask_fill import check_length
 from .nsp import quiz_bank

@@ -2,7 +2,7 @@
 
 The history is read in bounded chunks (CHUNK bytes) in a worker thread, never whole and never in
 the event loop: 200 students opening a 30-minute run at once each hold one chunk at a time
-(benchmarks/runs_history.py measures it). Lines are sent as the trainer wrote them, with server
+(benchmarks/run_watchers.py measures it). Lines are sent as the trainer wrote them, with server
 paths made relative and the trainer's PID left out. Each stream ends when the run has ended,
 when the client leaves, or at once when the server shuts down (`install_stop_hook`): a stream
 left open must not keep a stopping server, or its trainer, alive.

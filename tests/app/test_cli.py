@@ -61,7 +61,7 @@ def test_serving_never_imports_torch_or_training():
     import subprocess
     import sys
 
-    code = ("import sys, pkgutil, importlib, app, app.main, app.__main__; [importlib.import_module(m.name) for m in pkgutil.walk_packages(app.__path__, "app.")]; "
+    code = ("import sys, pkgutil, importlib, app, app.main, app.__main__; [importlib.import_module(m.name) for m in pkgutil.walk_packages(app.__path__, 'app.')]; "
             "bad = [m for m in sys.modules if m.split('.')[0] in ('torch', 'training')]; "
             "print(bad); sys.exit(1 if bad else 0)")
     r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,

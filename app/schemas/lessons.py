@@ -1,14 +1,14 @@
 """Request and response bodies of the lesson views (issue 13): GPT vs BERT on one blank, real
 attention weights, the other pretraining objectives, the concept check. Same conventions as
-app/schemas.py: strict bodies with the optional `model`, documented fields."""
+app/schemas/__init__.py: strict bodies with the optional `model`, documented fields."""
 from __future__ import annotations
 
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from .schemas import (MAX_COMPARE_CHARS, MAX_DRAWS, MAX_LESSON_MASK_RATE, MAX_MEAN_SPAN, MAX_SEED, SEED_DOC, CharProb,
-                      Strict, UnknownChar)
+from . import (MAX_COMPARE_CHARS, MAX_DRAWS, MAX_LESSON_MASK_RATE, MAX_MEAN_SPAN, MAX_SEED, SEED_DOC, CharProb,
+                Strict, UnknownChar)
 
 MAX_ATTENTION_CHARS = 48  # a grid a person can read
 MAX_PAD = 8
@@ -185,3 +185,30 @@ class ConceptResult(BaseModel):
     explanation: str
     applet: str
     applet_label: str
+
+
+# ---- ELECTRA, live (POST /api/objectives/electra) ----
+
+class ElectraRequest(Strict):
+    text: str = Field(min_length=1, max_length=10_000, description="The sentence (at most the context minus 2 characters).")
+    positions: list[int] = Field([], max_length=512, description="Positions (0-based) the generator masks and fills "
+                                 "(ELECTRA's recipe); empty: judge the text as written.")
+    seed: int = Field(0, ge=0, le=MAX_SEED, description=SEED_DOC + " (the generator's draws)")
+
+
+class ElectraChar(BaseModel):
+    char: str = Field(description="The character the discriminator read here.")
+    original: str = Field(description="The student's character here.")
+    filled: bool = Field(description="The generator masked and refilled this position.")
+    replaced: bool = Field(description="The truth: the character read differs from the original.")
+    p_replaced: float = Field(description="The discriminator's probability that this character was replaced.")
+
+
+class ElectraResponse(BaseModel):
+    chars: list[ElectraChar]
+    filled: int = Field(description="Positions the generator filled (every masked one).")
+    replaced: int = Field(description="Filled positions whose character differs from the original.")
+    flagged: int = Field(description="Characters the discriminator calls replaced (p > 0.5).")
+    correct: int = Field(description="Characters where that call matches the truth.")
+    generator: str = Field(description="What filled the masked positions.")
+    unknown_chars: list[UnknownChar]

@@ -5,7 +5,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..schemas import Strict, UnknownChar
+from . import Strict, UnknownChar
 
 ARMS = ("full", "probe", "scratch")
 ARM_NAMES = {"full": "pretrained, fully fine-tuned", "probe": "pretrained, frozen + head (linear probe)",

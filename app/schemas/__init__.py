@@ -1,4 +1,6 @@
-"""Request and response bodies (the API contract shared with the applets; keep names stable).
+"""Request and response bodies (the API contract shared with the applets; keep names stable), in
+one package: this module (inference, models, health, shared pieces), lessons.py (compare,
+attention, objectives, ELECTRA, concepts), runs.py, finetunes.py and classes.py.
 
 Limits that depend on the loaded models (context lengths, vocabulary size) are checked in the
 routers against the cards (and written into the served schema by app/openapi.py); the static
@@ -15,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from .contract import PARTS, SET_ID_PATTERN
+from ..contract import PARTS, SET_ID_PATTERN
 
 MAX_PROMPT_CHARS = 10_000
 MAX_TEXT_CHARS = 10_000  # hard cap before the model's own context check

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..schemas import Strict
+from . import Strict
 
 Activity = Literal["nsp", "bert", "concept", "label"]
 Page = Literal["lobby", "nsp", "bert", "concept", "label", "end"]
