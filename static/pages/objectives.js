@@ -50,8 +50,9 @@ function syncControls() {
   $("#o-scheme-note").textContent = v.scheme === "char"
     ? "Per character is how the shipped BERT was trained (training/data.py)."
     : "The shipped BERT was trained per character. Hiding " + SCHEME[v.scheme] + " also hides a character's neighbours, " +
-      "so recovery drops for any model. That a BERT trained on " + SCHEME[v.scheme] + " would recover them better is a " +
-      "hypothesis until BERTs trained each way are measured (see section 3). 80/10/10 applies to each " + (v.scheme === "span" ? "span" : "word") + " as a whole.";
+      "so recovery drops for any model. Training on " + SCHEME[v.scheme] + " was measured too (see the note under the " +
+      "recovery chart): " + (v.scheme === "span" ? "it did not make spans easier to recover" : "it made whole words easier, single characters harder") +
+      ". 80/10/10 applies to each " + (v.scheme === "span" ? "span" : "word") + " as a whole.";
 }
 
 function tok(char, cls, note, title) {

@@ -45,3 +45,20 @@ def test_cli_names_an_unknown_table(capsys):
     with pytest.raises(SystemExit) as exit_:
         tables.main(["nope"])
     assert exit_.value.code == 2 and "unknown table 'nope'" in capsys.readouterr().err
+
+
+def test_the_masking_sentences_follow_the_stored_measurement():
+    """README and /objectives say, in words, what the masking table shows: a span-trained BERT is
+    not better at spans than the per-character one; the whole-word-trained one is the best at whole
+    words and the worst per character. If a new measurement says otherwise, the words must change."""
+    import json
+
+    rows = json.loads((REPO / "benchmarks" / "masking_recovery.json").read_text())["rows"]
+    rec = {name: row["recovery"] for name, row in rows.items()}
+    assert rec["span"]["span"] <= rec["char"]["span"]
+    assert rec["word"]["word"] == max(r["word"] for r in rec.values())
+    assert rec["word"]["char"] == min(r["char"] for r in rec.values())
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "training on spans did **not** make BERT better at recovering" in readme
+    page = (REPO / "templates" / "objectives.html").read_text(encoding="utf-8")
+    assert "the span-trained one was <em>not</em> better at spans" in page
