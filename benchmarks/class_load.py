@@ -38,7 +38,7 @@ from collections import Counter
 from pathlib import Path
 
 from app.config import REPO
-from benchmarks.common import percentile, run_niced, server_pids, start_server, stop_server
+from benchmarks.common import cpu, percentile, run_niced, server_pids, start_server, stop_server
 
 TOKEN = "class-load-teacher-token"
 CHOICES = ("IsNext", "NotNext")
@@ -235,23 +235,6 @@ def cpu_seconds(root: int) -> float:
         except (OSError, ValueError, IndexError):
             pass
     return total
-
-
-def cpu() -> str:
-    name, flags = "unknown CPU", set()
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name") and name == "unknown CPU":
-                name = line.split(":", 1)[1].strip()
-            elif line.startswith("flags"):
-                flags = set(line.split(":", 1)[1].split())
-                break
-    except OSError:
-        pass
-    wanted = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile")
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    return (f"{name}, {os.cpu_count()} cores, flags {' '.join(f for f in wanted if f in flags) or 'none of note'}, "
-            f"load average {load:.1f}")
 
 
 def run(students: int = 200, join_ramp: float = 5.0, think: float = 3.0, double_share: float = 0.1,

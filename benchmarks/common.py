@@ -169,3 +169,21 @@ class RawConnection:
 
     def close(self) -> None:
         self.writer.close()
+
+
+def cpu() -> str:
+    """The CPU a benchmark saw: model, cores, the flags that matter for these models, the load."""
+    name, flags = "unknown CPU", set()
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name") and name == "unknown CPU":
+                name = line.split(":", 1)[1].strip()
+            elif line.startswith("flags"):
+                flags = set(line.split(":", 1)[1].split())
+                break
+    except OSError:
+        pass
+    wanted = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return (f"{name}, {os.cpu_count()} cores, flags {' '.join(f for f in wanted if f in flags) or 'none of note'}, "
+            f"load average {load:.1f}")

@@ -39,7 +39,7 @@ from pathlib import Path
 
 from app.config import REPO
 from app.contract import PROGRESS_FILE
-from benchmarks.common import host_port, percentile, rss_mb, run_niced, server_pids, start_server, stop_server
+from benchmarks.common import cpu, host_port, percentile, rss_mb, run_niced, server_pids, start_server, stop_server
 
 EXAMPLE = REPO / "models" / "runs" / "example-shakespeare-3min"  # a real 3-minute run's events
 RUN_ID = "r-20260101-000000-beef"
@@ -256,23 +256,6 @@ class Sampler(threading.Thread):
         self.join()
         self.peak = max(self.peak, server_rss(self.pid))
         return self.peak
-
-
-def cpu() -> str:
-    name, flags = "unknown CPU", set()
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name") and name == "unknown CPU":
-                name = line.split(":", 1)[1].strip()
-            elif line.startswith("flags"):
-                flags = set(line.split(":", 1)[1].split())
-                break
-    except OSError:
-        pass
-    wanted = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile")
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    return (f"{name}, {os.cpu_count()} cores, flags {' '.join(f for f in wanted if f in flags) or 'none of note'}, "
-            f"load average {load:.1f}")
 
 
 def log_tail(log: Path, start: int) -> bytes:
