@@ -82,11 +82,12 @@ def _size(card: dict) -> str:
 
 def _training(card: dict) -> str:
     t, c = card["training"], card["config"]
-    unit = "characters" if card["family"] == "gpt" else "pairs"
     how = ", ".join(x for x in (f"{t.get('threads')} thread" + ("s" if t.get("threads", 1) != 1 else ""),
                                 t.get("precision"), "torch.compile" if t.get("compile") else None) if x)
+    unit = {"gpt": "characters", "bert": "pairs"}.get(card["family"], "rows")
+    minutes = "CPU-minutes" if t.get("clock") == "cpu" else "minutes"
     return (f"{thousands(t['steps'])} steps of {t['batch_size']} {unit} x {c['context']} in "
-            f"{t['seconds'] / 60:.0f} minutes of training ({how}; {t.get('machine', 'CPU')})")
+            f"{t['seconds'] / 60:.0f} {minutes} of training ({how}; {t.get('machine', 'CPU')})")
 
 
 def render_models(models: Path = MODELS) -> str:
@@ -120,7 +121,20 @@ def render_models(models: Path = MODELS) -> str:
         lines.append(f"| BERT | NSP quiz bank: {quiz['items']} items drawn from validation and test plays together; "
                      f"BERT says IsNext {quiz['is_next_said']} times, where {quiz['is_next_items']} items are IsNext | "
                      f"{pct(quiz['accuracy'])} ({quiz['correct']} / {quiz['items']}) | (one bank) |")
+    if (models / "electra.card.json").is_file():
+        lines += electra_rows(read_card(models, "electra"))
     return "\n".join(lines)
+
+
+def electra_rows(el: dict) -> list[str]:
+    """The Objectives page's discriminator: what it catches, against always answering "original"."""
+    v, t = el["evaluation"]["validation"], el["evaluation"]["test"]
+    return [f"| ELECTRA | replaced characters caught (p > 50 %); {_size(el)}, {el['parameters'] / 1e6:.2f}M parameters "
+            f"with its generator, context {el['config']['context']}, {_training(el)} | "
+            f"{pct(v['replaced_recall'])} | {pct(t['replaced_recall'])} |",
+            f"| ELECTRA | right at every character / always \"original\" | {pct(v['detection_accuracy'])} / "
+            f"{pct(v['always_original_accuracy'])} | {pct(t['detection_accuracy'])} / {pct(t['always_original_accuracy'])} |",
+            f"| ELECTRA | its generator's masked top-1 | {pct(v['generator_masked_top1'])} | {pct(t['generator_masked_top1'])} |"]
 
 
 def render_inspection(models: Path = MODELS) -> str:

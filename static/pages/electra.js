@@ -83,7 +83,27 @@ async function onOwn() {
 
 document.addEventListener("objectives:corrupted", (e) => onDraw(e.detail));
 own.addEventListener("input", debounce(onOwn, 250));
+// What the card measured on held-out text: how good this discriminator really is.
+function measured(card) {
+  const ev = card.evaluation && (card.evaluation.validation || card.evaluation.test);
+  if (!ev || ev.replaced_recall === undefined) return "";
+  const t = card.training || {};
+  const budget = t.seconds ? " after " + Math.round(t.seconds / 60) + " minutes of training (" + t.steps + " steps)" : "";
+  const base = "Measured on held-out plays" + budget + ": it catches " + pct(ev.replaced_recall, 0) + " of the replaced characters " +
+    "and is right at " + pct(ev.detection_accuracy, 1) + " of all characters, where always answering “original” is right at " +
+    pct(ev.always_original_accuracy, 1) + ".";
+  return ev.detection_accuracy <= ev.always_original_accuracy
+    ? base + " So this small discriminator has not learned to spot replacements yet: its numbers sit near its guess of how " +
+      "often a character is replaced. (The ELECTRA paper's small model trained for a million steps.)"
+    : base;
+}
+const note = document.createElement("p");
+note.className = "note";
+note.id = "o-rtd-measured";
+strip.after(note);
 discriminator().then((card) => {
-  if (card) own.maxLength = card.config.context - 2; // [CLS] and [SEP] take two places
+  if (!card) return;
+  own.maxLength = card.config.context - 2; // [CLS] and [SEP] take two places
+  note.textContent = measured(card);
 }).catch(() => {});
 onOwn();

@@ -34,4 +34,12 @@ def test_strip_shows_the_discriminator_on_the_generators_fills(app_server, brows
         own = httpx.post(url + "/api/objectives/electra", json={"text": "the kong and the crewn"}).json()
         notes = page.eval_on_selector_all("#o-rtd-own-strip .tok .tok-note", "ns => ns.map(n => n.textContent)")
         assert notes == [f"{round(c['p_replaced'] * 100)} %" for c in own["chars"]]
+        # What the card measured is said beside the strip (the model's own figures, not typed).
+        import json
+
+        ev = json.loads((REPO / "models" / "electra.card.json").read_text())["evaluation"]["validation"]
+        page.wait_for_function("() => document.querySelector('#o-rtd-measured').textContent.length > 0")
+        measured = page.text_content("#o-rtd-measured")
+        assert f"catches {round(ev['replaced_recall'] * 100)} %" in measured
+        assert f"{ev['always_original_accuracy'] * 100:.1f} %" in measured
         rec.assert_clean(page)
