@@ -1,7 +1,7 @@
 """The timings a class feels around a fine-tune started from the browser, through HTTP (prints figures):
 
     python -m benchmarks.finetune_app                                 # own server, the default grid
-    python -m benchmarks.finetune_app --task plays --sizes 8,32 --seeds 2
+    python -m benchmarks.finetune_app --task backwards --sizes 8,32 --seeds 2
     python -m benchmarks.finetune_app --url http://host:8000 --token T   # a running server
 
 - the first point on the plot after Start: the first `result` event (target <= 10 s)
@@ -50,7 +50,7 @@ def main(argv=None) -> None:
     p.add_argument("--url", default=None, help="a running server (default: start one here)")
     p.add_argument("--token", default="benchmark-token", help="its instructor token")
     p.add_argument("--model", default="shakespeare")
-    p.add_argument("--task", default="sentiment")
+    p.add_argument("--task", default="spelling")
     p.add_argument("--sizes", default="8,32,128,all")
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--steps", type=int, default=None)

@@ -1,6 +1,6 @@
 """How fast the fine-tune lab answers, run the way the app runs it (a subprocess printing JSON lines):
 
-    python benchmarks/finetune_speed.py [--model models] [--task sentiment] [--threads 1]
+    python benchmarks/finetune_speed.py [--model models] [--task spelling] [--threads 1]
 
 Prints, for the default grid (3 arms x 4 sizes x 3 seeds): seconds from start to the first point,
 to the whole grid, and from each exported classifier's fine-tune to its being playable (its
@@ -62,7 +62,7 @@ def measure(model: str, task: str, threads: int, extra: list[str]) -> dict:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--model", default="models")
-    p.add_argument("--task", default="sentiment")
+    p.add_argument("--task", default="spelling")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("extra", nargs="*", help="more finetune flags after --, e.g. -- --steps 30")
     a = p.parse_args()

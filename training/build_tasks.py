@@ -1,17 +1,28 @@
 """Write the fine-tune lab's shipped tasks, training/tasks/*.jsonl, deterministically:
 
-    python -m training.build_tasks          # rewrites sentiment.jsonl, plays.jsonl, capitals.jsonl
+    python -m training.build_tasks          # rewrites every .jsonl in training/tasks/
 
+Shipped (the page's list; the claim is measured on the two whole-input ones):
+- spelling: the sentences of tasks/sentiment.positive.txt and sentiment.negative.txt (written for
+  this project), every other one with the letters of each word of 3+ letters jumbled (a seeded
+  shuffle, each word's capitals kept where they were); the split is sentiment's.
+- backwards: spoken passages of 30-60 characters of Julius Caesar and The Tempest (the corpus's
+  test plays), every other one written backwards (its characters in reverse order):
+  BACKWARDS_TRAIN per play spread over the first 70 % of each play, BACKWARDS_TEST over the last 30 %.
+- capitals: finetune_tasks.capitals_lines over Macbeth and Twelfth Night (the validation plays).
+
+Replaced (kept as files; `--task sentiment` / `--task plays` still run them; the shipped BERT does
+not show the pretraining gap on them, see training/tasks/README.md):
 - sentiment: the sentences of tasks/sentiment.positive.txt and sentiment.negative.txt (written for
   this project); every third sentence of each list is "test".
 - plays: spoken passages (speaker names, stage directions and headings dropped; consecutive lines
   of one speech joined to 40-100 characters) of Julius Caesar and The Tempest, the corpus's two
   test plays: PLAYS_TRAIN passages spread over the first 70 % of each play, PLAYS_TEST over the last 30 %.
-- capitals: finetune_tasks.capitals_lines over Macbeth and Twelfth Night (the validation plays).
 """
 from __future__ import annotations
 
 import json
+import random
 import re
 from pathlib import Path
 
@@ -23,6 +34,8 @@ CORPUS = Path(__file__).parent / "corpus" / "shakespeare"
 PLAYS = {"julius_caesar": "Julius Caesar", "tempest": "The Tempest"}
 CAPITALS_PLAYS = ("macbeth", "twelfth_night")
 PLAYS_TRAIN, PLAYS_TEST = 200, 100
+BACKWARDS_TRAIN, BACKWARDS_TEST = 150, 60
+WORD = re.compile(r"[A-Za-z]{3,}")
 
 SPEAKER = re.compile(r"^[A-Z][A-Z .,'&-]*\.$")  # "FIRST CITIZEN." on a line of its own
 
@@ -60,6 +73,44 @@ def plays_rows() -> list[dict]:
     return rows
 
 
+def jumble(word: str, rng: random.Random) -> str:
+    """The word's letters in a seeded new order (different from the word when they can be); the
+    capitals stay at the positions they had, so only the order of the letters tells."""
+    letters = list(word.lower())
+    for _ in range(10):
+        rng.shuffle(letters)
+        if "".join(letters) != word.lower():
+            break
+    return "".join(c.upper() if o.isupper() else c for c, o in zip(letters, word))
+
+
+def alternate(texts: list[str], labels: tuple[str, str], change, split: str, extra: dict | None = None) -> list[dict]:
+    """Every other text (the 2nd, 4th, ...) changed and labelled labels[1]; the rest kept as labels[0]."""
+    return [{"text": change(t, i) if i % 2 else t, "label": labels[i % 2], "split": split} | (extra or {})
+            for i, t in enumerate(texts)]
+
+
+def spelling_rows() -> list[dict]:
+    rows, seen = [], {"train": 0, "test": 0}
+    for r in sentiment_rows():
+        rng = random.Random(f"spelling {r['text']}")
+        jumbled = seen[r["split"]] % 2 == 1  # every other sentence of each split
+        seen[r["split"]] += 1
+        text = WORD.sub(lambda m: jumble(m.group(0), rng), r["text"]) if jumbled else r["text"]
+        rows.append({"text": text, "label": "jumbled" if jumbled else "spelt right", "split": r["split"]})
+    return rows
+
+
+def backwards_rows() -> list[dict]:
+    rows = []
+    for stem in PLAYS:
+        passages = _passages(spoken_lines((CORPUS / f"{stem}.txt").read_text(encoding="utf-8")), 30, 60)
+        cut = int(len(passages) * TRAIN_SHARE)
+        for split, part, n in (("train", passages[:cut], BACKWARDS_TRAIN), ("test", passages[cut:], BACKWARDS_TEST)):
+            rows += alternate(spread(part, n), ("forwards", "backwards"), lambda t, i: t[::-1], split, {"source": stem})
+    return rows
+
+
 def capitals_rows() -> list[dict]:
     return [r for stem in CAPITALS_PLAYS for r in capitals_lines((CORPUS / f"{stem}.txt").read_text(encoding="utf-8"), stem)]
 
@@ -74,9 +125,13 @@ def write(name: str, rows: list[dict]) -> dict:
     return task.summary()
 
 
+TASK_ROWS = {"spelling": spelling_rows, "backwards": backwards_rows, "capitals": capitals_rows,
+             "sentiment": sentiment_rows, "plays": plays_rows}
+
+
 def main() -> None:
-    for name, rows in (("sentiment", sentiment_rows()), ("plays", plays_rows()), ("capitals", capitals_rows())):
-        print(json.dumps(write(name, rows)))
+    for name, rows in TASK_ROWS.items():
+        print(json.dumps(write(name, rows())))
 
 
 if __name__ == "__main__":

@@ -61,7 +61,7 @@ def trace(model):
 def template_file(cache: Path, cfg: dict, kind: str, n_labels: int) -> Path:
     import hashlib
 
-    key = json.dumps([cfg, kind, n_labels, torch.__version__, OPSET], sort_keys=True)
+    key = json.dumps([cfg, kind, n_labels, torch.__version__, OPSET, "mean-pooled"], sort_keys=True)
     return Path(cache) / f"classifier-{hashlib.sha256(key.encode()).hexdigest()[:16]}.onnx"
 
 

@@ -64,8 +64,7 @@ class Lab:
         set_file = self.folder / "set.json"
         info = json.loads(set_file.read_text(encoding="utf-8")) if set_file.exists() else {}
         return {"folder": str(self.folder), "set_id": info.get("id"), "set_name": info.get("name"),
-                "parameters": sum(p.numel() for p in self.bert.transformer.parameters()) + sum(
-                    p.numel() for p in self.bert.pooler.parameters())}
+                "parameters": sum(p.numel() for p in self.bert.transformer.parameters())}
 
     def export(self, model, result: dict, out: Path) -> dict:
         from .finetune_export import export_classifier

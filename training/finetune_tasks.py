@@ -3,13 +3,23 @@
 Plain Python (no torch, no numpy): `python -m training finetune --list-tasks` and the server's
 task checks run without them. The file format and its checks are app/task_format.py.
 
-    sentiment  whole-input  positive / negative, 352 sentences written for this project
-    plays      whole-input  which play a passage comes from (Julius Caesar or The Tempest);
-                            test passages come from the last 30 % of each play, which no
-                            labelled example uses
+    spelling   whole-input  is every word of this sentence spelt right, or are the letters of its
+                            words jumbled? 352 sentences written for this project, every other one
+                            jumbled (the labels are derived: no one labelled them by hand)
+    backwards  whole-input  is this passage of Julius Caesar or The Tempest (plays never seen in
+                            pretraining) written forwards or backwards? test passages come from the
+                            last 30 % of each play, which no labelled example uses
     capitals   per-character  restore capital letters in lowercased text: tag 1 = this
                             character was a capital letter; labels come free from any text, so
                             `--task capitals --corpus PATH` builds the task from a class's corpus
+
+Replaced, still runnable by name (REPLACED): sentiment (positive / negative, the same 352 sentences)
+and plays (Julius Caesar or The Tempest?). They were the lab's first whole-input tasks, but the
+shipped BERT (1.9 M parameters, characters, Shakespeare only) does not show the pretraining gap on
+them: at 32 labelled examples a full fine-tune stays near chance, like from scratch (the figures are
+in models/finetune.card.json and the README). What its pretraining taught it is how English is
+spelt and read, not what a modern sentence feels or which play a line is from; the shipped
+whole-input tasks ask for the former.
 
 training/build_tasks.py writes the .jsonl files (deterministic; see training/tasks/README.md).
 """
@@ -23,6 +33,31 @@ from app.task_format import Task, TaskFormatError, parse_task
 TASKS_DIR = Path(__file__).parent / "tasks"
 
 SHIPPED = {
+    "spelling": {
+        "file": "spelling.jsonl",
+        "description": "Is every word of this sentence spelt right, or are the letters of its words jumbled? (whole input)",
+        "provenance": "352 sentences written for this project (the sentiment set's); every other one has the letters "
+                      "of each word of 3+ letters jumbled by a seeded shuffle; every third sentence of each list is "
+                      "held out for test (training/build_tasks.py)",
+    },
+    "backwards": {
+        "file": "backwards.jsonl",
+        "description": "Is this line of Shakespeare written forwards or backwards? (whole input)",
+        "provenance": "Spoken passages (30-60 characters) of the shipped corpus's two test plays, Julius Caesar and "
+                      "The Tempest (never seen in pretraining), every other one reversed; labelled examples from the "
+                      "first 70 % of each play, test passages from the last 30 % (training/build_tasks.py)",
+    },
+    "capitals": {
+        "file": "capitals.jsonl",
+        "description": "Restore the capital letters of lowercased text (per character: 1 = was a capital)",
+        "provenance": "Lines of the shipped corpus's two validation plays (Macbeth, Twelfth Night), lowercased; "
+                      "the tags are the original capitals. First 70 % of the text for training, last 30 % for test "
+                      "(training/build_tasks.py; any corpus: --task capitals --corpus PATH)",
+    },
+}
+
+# The lab's first whole-input tasks, replaced (module docstring); `--task sentiment` still runs them.
+REPLACED = {
     "sentiment": {
         "file": "sentiment.jsonl",
         "description": "Is a short sentence positive or negative? (whole input: one answer per sentence)",
@@ -35,13 +70,6 @@ SHIPPED = {
         "provenance": "Spoken lines of the shipped corpus's two test plays (never seen in pretraining); "
                       "labelled examples from the first 70 % of each play, test passages from the last 30 % "
                       "(training/build_tasks.py)",
-    },
-    "capitals": {
-        "file": "capitals.jsonl",
-        "description": "Restore the capital letters of lowercased text (per character: 1 = was a capital)",
-        "provenance": "Lines of the shipped corpus's two validation plays (Macbeth, Twelfth Night), lowercased; "
-                      "the tags are the original capitals. First 70 % of the text for training, last 30 % for test "
-                      "(training/build_tasks.py; any corpus: --task capitals --corpus PATH)",
     },
 }
 
@@ -111,8 +139,8 @@ def load_task(name_or_file: str, corpus: str | None = None, seed: int = 0) -> Ta
         task.meta = {"description": SHIPPED["capitals"]["description"],
                      "provenance": f"built from the corpus {Path(corpus).name}: lines lowercased, tags = original capitals"}
         return task
-    if name_or_file in SHIPPED:
-        entry = SHIPPED[name_or_file]
+    if name_or_file in SHIPPED or name_or_file in REPLACED:
+        entry = SHIPPED.get(name_or_file) or REPLACED[name_or_file]
         task = parse_task((TASKS_DIR / entry["file"]).read_bytes(), name_or_file, seed)
         task.meta = {"description": entry["description"], "provenance": entry["provenance"]}
         return task
@@ -128,4 +156,4 @@ def list_tasks() -> list[dict]:
     return [load_task(name).summary() for name in SHIPPED]
 
 
-__all__ = ["SHIPPED", "TaskFormatError", "capitals_lines", "list_tasks", "load_task", "read_corpus_text", "spread"]
+__all__ = ["REPLACED", "SHIPPED", "TaskFormatError", "capitals_lines", "list_tasks", "load_task", "read_corpus_text", "spread"]

@@ -172,7 +172,13 @@ def _scope(node) -> list[str]:
 def onnx_state_dict(path: Path, family: str) -> dict[str, torch.Tensor]:
     """Every parameter of the model as the exporter stored it: named initializers keep their
     module path (`gpt.transformer.blocks.0.ln1.weight`); the Linear weights were pre-transposed
-    into anonymous initializers, found through the MatMul node whose recorded scope is the module."""
+    into anonymous initializers, found through the MatMul node whose recorded scope is the module.
+
+    The exporter's optimizer also merges initializers with identical values into one (a freshly
+    initialised model's LayerNorms are all ones and zeros, its biases all zeros: step 0 of a run),
+    and drops a Gemm's bias when it is all zeros. So each parameter is also looked for through the
+    nodes that use it (`_used_parameters`): the LayerNorm / Linear / Embedding whose recorded scope
+    is the module, whatever the initializer they read is called."""
     import onnx
     from onnx import numpy_helper
 
@@ -187,9 +193,40 @@ def onnx_state_dict(path: Path, family: str) -> dict[str, torch.Tensor]:
         module = scope[-2] if len(scope) >= 2 else ""
         if module.startswith(prefix):
             state[module[len(prefix):] + ".weight"] = torch.from_numpy(inits[node.input[1]].T.copy())
+    for key, value in _used_parameters(m.graph.node, inits, prefix):
+        state.setdefault(key, torch.from_numpy(value.copy()))
     if family == "gpt":  # tied: the exporter kept one copy, under lm_head
         state["transformer.tok_emb.weight"] = state["lm_head.weight"]
     return state
+
+
+# (op, input index) -> which parameter of the node's module that input is
+_ROLES = {("LayerNormalization", 1): "weight", ("LayerNormalization", 2): "bias", ("Gather", 0): "weight",
+          ("Gemm", 1): "weight", ("Gemm", 2): "bias", ("Add", 0): "bias", ("Add", 1): "bias"}
+
+
+def _used_parameters(nodes, inits: dict, prefix: str):
+    """(parameter name, value) read through the nodes: a LayerNorm's scale and shift, an
+    Embedding's table, a Linear's bias (an Add in the Linear's scope, or a Gemm's C; a Gemm without C
+    has a zero bias). Only modules of the model (scope under `prefix`) count."""
+    import numpy as np
+
+    for node in nodes:
+        scope = _scope(node)
+        module = scope[-2] if len(scope) >= 2 else ""
+        if not module.startswith(prefix):
+            continue
+        module = module[len(prefix):]
+        is_linear = scope[-1].startswith("linear")
+        for k, name in enumerate(node.input):
+            role = _ROLES.get((node.op_type, k))
+            if name not in inits or role is None or (node.op_type == "Add" and not is_linear):
+                continue
+            yield f"{module}.{role}", inits[name]
+        if node.op_type == "Gemm" and len(node.input) == 2 and node.input[1] in inits:  # bias folded away: zeros
+            trans_b = next((a.i for a in node.attribute if a.name == "transB"), 0)
+            w = inits[node.input[1]]
+            yield f"{module}.bias", np.zeros(w.shape[0] if trans_b else w.shape[1], dtype=w.dtype)
 
 
 @torch.no_grad()

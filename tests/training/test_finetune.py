@@ -94,6 +94,19 @@ def test_scratch_starts_from_a_fresh_init(pretrained, data):
     assert not same(state(Encoder.fresh(pretrained.cfg, 3)), state(fresh))  # the seed matters
 
 
+def test_whole_input_features_are_the_mean_of_the_text_positions(pretrained, data):
+    """Mean pooling over [CLS] text [SEP]: a text's logits do not depend on the [PAD] after it."""
+    model = build_classifier("full", pretrained, len(data.labels), data.kind, 0).eval()
+    short, long = data.train[0], max(data.train, key=lambda r: len(r[0]))
+    alone, padded = data.batch([short]), data.batch([short, long])
+    assert padded.input_ids.shape[1] > alone.input_ids.shape[1]
+    with torch.no_grad():
+        assert torch.allclose(model(alone.input_ids, alone.token_type_ids)[0],
+                              model(padded.input_ids, padded.token_type_ids)[0], atol=1e-5)
+        hidden = model.encoder(alone.input_ids, alone.token_type_ids)
+        assert torch.allclose(model.features(alone.input_ids, alone.token_type_ids), hidden.mean(1), atol=1e-6)
+
+
 def test_sizes_are_balanced_and_batches_reproducible(data):
     chosen = data.choose(6, 0)
     assert sorted(data.train[i][1] for i in chosen) == [0, 0, 1, 1, 2, 2]
@@ -185,13 +198,42 @@ def test_per_character_task_from_a_corpus(tiny_models_dir, tiny_corpus, tmp_path
     assert onnx_logits(tmp_path / "classifiers" / "probe", "speaker0. line 1").shape == (1, 18, 2)
 
 
+def export_fresh_bert(models_dir: Path, dest: Path, seed: int = 0):
+    """A run's step 0 as training writes it: a freshly initialised BERT exported to ONNX (its
+    LayerNorms all ones and zeros and its biases all zeros, which the exporter merges)."""
+    from training.export import export_model
+    from training.model import BERT, TransformerConfig
+
+    card = json.loads((models_dir / "bert.card.json").read_text())
+    torch.manual_seed(seed)
+    fresh = BERT(TransformerConfig(**card["config"])).eval()
+    dest.mkdir(parents=True, exist_ok=True)
+    export_model("bert", fresh, CharTokenizer.load(models_dir / "vocab.json"), dest)
+    shutil.copy(models_dir / "bert.card.json", dest / "bert.card.json")
+    return fresh
+
+
+def test_a_freshly_initialised_export_loads_back_exactly(tiny_models_dir, tmp_path):
+    fresh = export_fresh_bert(tiny_models_dir, tmp_path / "step-000000")
+    import onnx
+
+    names = {i.name for i in onnx.load(str(tmp_path / "step-000000" / "bert.onnx")).graph.initializer}
+    assert "bert.transformer.ln_f.weight" not in names  # merged into an identical initializer
+    rebuilt, diff = model_from_onnx(tmp_path / "step-000000", "bert")
+    assert diff <= 1e-4
+    assert same(state(rebuilt), state(fresh))
+
+
 def test_snapshots_of_a_run(tiny_models_dir, task_file, tmp_path):
     run = tmp_path / "run"
     for i, step in enumerate((0, 30)):
         dest = run / "snapshots" / f"step-{step:06d}"
         dest.mkdir(parents=True)
-        for name in ("bert.onnx", "bert.card.json", "vocab.json"):
-            shutil.copy(tiny_models_dir / name, dest / name)
+        if step == 0:
+            export_fresh_bert(tiny_models_dir, dest)
+        else:
+            for name in ("bert.onnx", "bert.card.json", "vocab.json"):
+                shutil.copy(tiny_models_dir / name, dest / name)
         (dest / "snapshot.json").write_text(json.dumps({"step": step * 2, "steps": {"bert": step}}))
     rc, events = run_cli(["--snapshots", str(run), "--task", str(task_file), "--sizes", "6", "--seeds", "2", "--steps", "2"])
     assert rc == 0, events[-1]
@@ -207,9 +249,9 @@ def test_errors_are_an_event_and_a_nonzero_exit(tiny_models_dir, tmp_path):
     bad.write_text('{"text": "a", "label": "x"}\n{"text": "b"}\n')
     rc, events = run_cli(["--model", str(tiny_models_dir), "--task", str(bad)])
     assert rc == 1 and events[-1]["event"] == "error" and "line 2, field 'label'" in events[-1]["message"]
-    rc, events = run_cli(["--model", str(tiny_models_dir), "--task", "sentiment", "--sizes", "8,x"])
+    rc, events = run_cli(["--model", str(tiny_models_dir), "--task", "spelling", "--sizes", "8,x"])
     assert rc == 1 and "--sizes" in events[-1]["message"]
-    rc, events = run_cli(["--model", str(tmp_path), "--task", "sentiment"])
+    rc, events = run_cli(["--model", str(tmp_path), "--task", "spelling"])
     assert rc == 1 and "bert.onnx" in events[-1]["message"]
 
 
@@ -225,6 +267,6 @@ def test_list_and_check_tasks_without_torch(tmp_path):
                           env=os.environ | {"PYTHONPATH": str(REPO)}, timeout=120)
     assert proc.stdout.strip().endswith("NO-TORCH"), proc.stderr
     listed = json.loads(proc.stdout[:proc.stdout.index("]\n[") + 1])
-    assert [t["name"] for t in listed] == ["sentiment", "plays", "capitals"]
+    assert [t["name"] for t in listed] == ["spelling", "backwards", "capitals"]
     assert all({"kind", "labels", "n_train", "n_test", "description", "provenance"} <= t.keys() for t in listed)
     assert '"field": "tags"' in proc.stdout
