@@ -14,9 +14,10 @@ file and the presets stay importable without torch):
     live        what the live run shows every ~10 s (a sample, a fill, a detection)
     live_metric a held-out number measured at each live evaluation (training/live/metrics.py)
 
-A fine-tune is a family too: a pretrained backbone plus a named head (a classifier on the pooled
-[CLS] row, or a per-character head, as Hugging Face's BertForSequenceClassification and
-BertForTokenClassification), trained by its own objective; it adds one entry here.
+A fine-tune is not an entry here: it is a pretrained BERT backbone plus a named head
+(training/finetune_model.py: a whole-input classifier on the mean of the encoder's positions, or a
+per-character head, in the manner of Hugging Face's BertForSequenceClassification and
+BertForTokenClassification), trained by the fine-tune loop (training/finetune_loop.py).
 """
 from __future__ import annotations
 
