@@ -58,7 +58,7 @@ def test_preset_trains_on_a_corpus_smaller_than_its_context_budget(tmp_path, fam
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     for i in range(5):
-        (corpus / f"d{i}.txt").write_text("".join(f"line {j} of doc {i}\n" for j in range(15)))
+        (corpus / f"d{i}.txt").write_text("".join(f"line {j} of doc {i}\n" for j in range(26)))
     chars = sum(len(p.read_text()) for p in corpus.iterdir())
     cfg = preset_config("1min", family, chars)
     trainer = Trainer(TrainConfig(**{**cfg, "family": family, "corpus": str(corpus), "out": str(tmp_path / "run"),
@@ -98,6 +98,6 @@ def test_cli_size_flags_win_over_the_preset(tiny_corpus, tmp_path):
 
 def test_a_corpus_of_one_line_is_a_clear_error(tmp_path):
     one = tmp_path / "one.txt"
-    one.write_text("a short text without line breaks. " * 40)
+    one.write_text("a short text without line breaks. " * 70)  # 2,380 characters: above the minimum, one line
     with pytest.raises(ValueError, match="too little text"):
-        Trainer(TrainConfig(**{**preset_config("1min", "gpt", 1400), "corpus": str(one), "out": str(tmp_path / "r")}))
+        Trainer(TrainConfig(**{**preset_config("1min", "gpt", 2380), "corpus": str(one), "out": str(tmp_path / "r")}))

@@ -138,12 +138,12 @@ def test_fit_reports_steps_and_evals_to_on_event(tiny_corpus, tmp_path):
 
 @pytest.mark.parametrize("family", ["gpt", "bert"])
 def test_lr_and_warmup_left_out_take_the_familys_defaults(tiny_corpus, tmp_path, family):
-    from training.train import FAMILY_DEFAULTS
+    from training.families import family as family_entry
 
     cfg = TrainConfig(family=family, corpus=str(tiny_corpus), out=str(tmp_path), n_layer=1, n_head=2, n_embd=32,
                       n_ff=64, context=32, steps=5)
     assert (cfg.lr, cfg.warmup, cfg.optimizer, cfg.schedule) == (0.0, -1, "", "wsd")
     trainer = Trainer(cfg)
     for key in ("lr", "warmup", "optimizer", "dropout"):
-        assert getattr(trainer.cfg, key) == FAMILY_DEFAULTS[family][key], key
+        assert getattr(trainer.cfg, key) == family_entry(family).defaults[key], key
     assert isinstance(trainer.optimizer, torch.optim.AdamW) == (trainer.cfg.optimizer == "adamw")
