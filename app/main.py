@@ -62,7 +62,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.runs = RunManager(settings, app.state.registry)
         app.state.finetunes = FinetuneManager(settings, app.state.registry, app.state.runs)
         app.state.runs.slot_users.append(app.state.finetunes.active_label)  # one training slot for both
-        app.state.classes = await to_thread.run_sync(Classes.open, settings)
+        try:
+            app.state.classes = await to_thread.run_sync(Classes.open, settings)
+        except Exception as e:  # noqa: BLE001 - a data folder that cannot hold the database: the rest still serves
+            app.state.classes = None
+            logging.getLogger("app").warning("class sessions are off: their database could not be opened: %s", e)
         await to_thread.run_sync(app.state.runs.startup)
         await to_thread.run_sync(app.state.finetunes.startup)
         install_stop_hook(app.state.runs)  # SIGINT/SIGTERM end the run streams and the trainers at once
@@ -79,7 +83,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             scan.cancel()
         await to_thread.run_sync(app.state.runs.kill_all)
         app.state.finetunes.kill_all()
-        app.state.classes.close()
+        if app.state.classes is not None:
+            app.state.classes.close()
 
     app = FastAPI(title="Pretraining Playground", version=__version__, description=DESCRIPTION, lifespan=lifespan,
                   docs_url=None, redoc_url=None)

@@ -42,7 +42,11 @@ def errs(*statuses: int) -> dict:
 
 
 def classes(request: Request) -> Classes:
-    return request.app.state.classes
+    found = request.app.state.classes
+    if found is None:  # the database could not be opened at start-up (the server's log says why)
+        raise ApiError("class sessions are unavailable on this server: its data folder cannot hold their database "
+                       "(the server's log says why)", None, status=503)
+    return found
 
 
 def cookie_name(code: str) -> str:
