@@ -1,7 +1,7 @@
 """The OpenAPI schema with the limits of the models actually loaded.
 
 The request models (app/schemas/) carry the static limits. The ones that depend on the loaded
-models (vocabulary size, BERT context, size of the quiz bank) are checked by the routers; here
+models (vocabulary size, BERT context, size of the quiz bank, attention layers and heads) are checked by the routers; here
 they are written into the served schema as well, so that clients, and the schema fuzzer in
 tests/app/test_fuzz_schema.py, see the same bounds the server enforces. The limits are the default
 set's. The schema is built on
@@ -17,6 +17,7 @@ from fastapi.openapi.utils import get_openapi
 
 from .contract import bert_pair_room, bert_text_room
 from .registry import ModelSet
+from .routers.concepts import bank as concept_bank
 from .schemas import MAX_MASKS, MAX_TEXT_CHARS
 
 MASK_MARKER_EXTRA = len("[MASK]") - 1  # a marker is 6 characters of text but one token
@@ -37,7 +38,26 @@ def body_limits(models: ModelSet) -> dict[str, dict[str, dict[str, int]]]:
         limits["CorruptRequest"] = {"text": {"maxLength": min(MAX_TEXT_CHARS, room)}}
         pair = bert_pair_room(models.bert.context) - 1  # the other sentence has >= 1 character
         limits["NSPRequest"] = {"a": {"maxLength": pair}, "b": {"maxLength": pair}}
+    view = attention_limits(models)
+    if view:
+        limits["AttentionRequest"] = view
     return limits
+
+
+def attention_limits(models: ModelSet) -> dict[str, dict[str, int]]:
+    """POST /api/attention: `layer` and `head` below both models' n_layer / n_head (-1 = the mean)."""
+    out: dict[str, dict[str, int]] = {}
+    tasks = [t for t in (models.gpt, models.bert) if t is not None]
+    for name in ("layer", "head"):
+        sizes = []
+        for task in tasks:
+            try:
+                sizes.append(int(task.config[f"n_{name}"]))
+            except (AttributeError, KeyError, TypeError, ValueError):
+                pass
+        if sizes and min(sizes) >= 1:
+            out[name] = {"maximum": min(sizes) - 1}
+    return out
 
 
 def _patch_property(schema: dict[str, Any], keywords: dict[str, int]) -> None:
@@ -61,6 +81,12 @@ def patch_schema(spec: dict[str, Any], models: ModelSet) -> dict[str, Any]:
     for param in stream.get("parameters", []):
         if param["name"] in query_limits:
             _patch_property(param["schema"], query_limits[param["name"]])
+    concepts = components.get("CreateSession", {}).get("properties", {}).get("concepts")
+    if concepts is not None:  # the ids of the concept check's questions (app/concepts.json)
+        ids = [q["id"] for q in concept_bank()]
+        for branch in concepts.get("anyOf", [concepts]):
+            if branch.get("type") == "array":
+                branch["items"] = {**branch.get("items", {}), "enum": ids}
     quiz = spec.get("paths", {}).get("/api/nsp/quiz", {}).get("get", {})
     for param in quiz.get("parameters", []):
         if param["name"] == "index" and models.quiz:

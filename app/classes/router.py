@@ -33,12 +33,21 @@ Instructor = auth.InstructorDep
 COOKIE_PREFIX = "pp_class_"
 
 
+# What every class-session route can answer besides its own statuses: 503 (no class database on this
+# server). With a JSON body: 400 (not JSON), 413 (too large), 422 (a field). With the instructor's
+# dependency: 401, 403, 429 (too many wrong tokens). With {code}: 422 (too long), 404, 410.
+BODY, INSTRUCTOR, CODE = (400, 413, 422), (401, 403, 429), (404, 410, 422)
+
+
 def errs(*statuses: int) -> dict:
-    """deps.errors plus 410 (an expired class session)."""
+    """deps.errors (with 503 always) plus 410 (an expired class session), each as a JSON ErrorBody
+    whatever the route's own media type (the CSV, JSON Lines and event-stream routes answer errors in JSON)."""
+    statuses = tuple(sorted({*statuses, 503}))
     out = deps.errors(*(s for s in statuses if s != 410))
     if 410 in statuses:
         out[410] = {"model": ErrorBody, "description": "The class session has expired"}
-    return out
+    body = {"application/json": {"schema": {"$ref": f"#/components/schemas/{ErrorBody.__name__}"}}}
+    return {status: {"description": entry["description"], "content": body} for status, entry in out.items()}
 
 
 def classes(request: Request) -> Classes:
@@ -70,7 +79,7 @@ def _json(data: dict) -> str:
     return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
 
 
-@router.post("/api/sessions", status_code=201, response_model=Created, responses=errs(401, 403, 404, 422))
+@router.post("/api/sessions", status_code=201, response_model=Created, responses=errs(*BODY, *INSTRUCTOR, 404))
 def create(req: CreateSession, request: Request, _: Instructor):
     """Start a class session (instructor): answers with the join `code` and the address students open."""
     c = classes(request)
@@ -79,7 +88,7 @@ def create(req: CreateSession, request: Request, _: Instructor):
             "student_url": student_url(request.app.state.settings, row.code)}
 
 
-@router.get("/api/sessions", responses=errs(401, 403))
+@router.get("/api/sessions", responses=errs(*INSTRUCTOR))
 def listing(request: Request, _: Instructor) -> dict:
     """The live sessions (instructor), newest first, and where students can reach this server."""
     settings = request.app.state.settings
@@ -87,7 +96,7 @@ def listing(request: Request, _: Instructor) -> dict:
             "reachable": bool(base_urls(settings)), "fix": None if base_urls(settings) else STUDENTS_FLAG}
 
 
-@router.post("/api/sessions/{code}/join", response_model=Participant, responses=errs(404, 409, 410, 422))
+@router.post("/api/sessions/{code}/join", response_model=Participant, responses=errs(*BODY, *CODE, 409))
 def join(code: CodePath, req: JoinRequest, request: Request, response: Response):
     """Join with a nickname (no account). Sets this session's participant cookie; the same browser
     joining again gets its participant back."""
@@ -98,14 +107,14 @@ def join(code: CodePath, req: JoinRequest, request: Request, response: Response)
     return {"id": person.id, "nickname": person.nickname}
 
 
-@router.post("/api/sessions/{code}/answers", status_code=201, responses=errs(403, 404, 409, 410, 422))
+@router.post("/api/sessions/{code}/answers", status_code=201, responses=errs(*BODY, *CODE, 403, 409))
 def answer(code: CodePath, req: AnswerRequest, request: Request) -> dict:
     """Answer the item the class is on (once: a second answer is 409)."""
     return service.answer(classes(request).db, request.app.state.registry, code, secret(request, code), req)
 
 
 @router.get("/api/sessions/{code}", response_model=SessionState, response_model_exclude_none=True,
-            responses=errs(404, 410))
+            responses=errs(*CODE))
 async def get_state(code: CodePath, request: Request):
     """Where the class is (page, item, locked, revealed), how many joined and answered; this
     browser's participant; nicknames only for the instructor or with the leaderboard on."""
@@ -115,7 +124,7 @@ async def get_state(code: CodePath, request: Request):
 
 
 @router.put("/api/sessions/{code}/state", response_model=SessionState, response_model_exclude_none=True,
-            responses=errs(401, 403, 404, 410, 422))
+            responses=errs(*BODY, *INSTRUCTOR, *CODE))
 def put_state(code: CodePath, req: StateChange, request: Request, _: Instructor):
     """Follow me (page, item), lock, reveal, leaderboard, end (instructor)."""
     c, registry = classes(request), request.app.state.registry
@@ -123,14 +132,14 @@ def put_state(code: CodePath, req: StateChange, request: Request, _: Instructor)
     return views.state(c.db, registry, code, None, True)
 
 
-@router.post("/api/sessions/{code}/items", status_code=201, responses=errs(401, 403, 404, 409, 410, 422))
+@router.post("/api/sessions/{code}/items", status_code=201, responses=errs(*BODY, *INSTRUCTOR, *CODE, 409))
 def add_item(code: CodePath, req: NewItem, request: Request, _: Instructor) -> dict:
     """Add a Be-the-BERT sentence (text + positions to hide) or a line to label (instructor)."""
     return service.add_item(classes(request).db, request.app.state.registry, code, req)
 
 
 @router.delete("/api/sessions/{code}/participants/{participant_id}", status_code=204,
-               responses=errs(401, 403, 404, 410))
+               responses=errs(*INSTRUCTOR, *CODE))
 def remove(code: CodePath, participant_id: int, request: Request, _: Instructor):
     """Remove a nickname (instructor): its answers leave the results; that browser may join again
     under another nickname."""
@@ -138,7 +147,7 @@ def remove(code: CodePath, participant_id: int, request: Request, _: Instructor)
     return Response(status_code=204)
 
 
-@router.get("/api/sessions/{code}/results", response_model=Results, responses=errs(404, 410))
+@router.get("/api/sessions/{code}/results", response_model=Results, responses=errs(*CODE))
 async def results(code: CodePath, request: Request):
     """Pooled counts per item (anonymous). Before the teacher reveals an item only the instructor sees it."""
     teacher = await is_instructor(request)
@@ -156,7 +165,7 @@ async def _student_state(c: Classes, registry, norm: str) -> str:
     return _json(await to_thread.run_sync(views.state, c.db, registry, norm, None, False))
 
 
-@router.get("/api/sessions/{code}/events", response_class=EventSourceResponse, responses=errs(404, 410))
+@router.get("/api/sessions/{code}/events", response_class=EventSourceResponse, responses=errs(*CODE))
 async def events(norm: Annotated[str, Depends(live_code)], request: Request) -> AsyncIterable[ServerSentEvent]:
     """Server-sent events. `state` (the state as GET /api/sessions/{code} gives it without this
     browser's own fields) whenever the teacher changes it; for the instructor also on every new
@@ -184,7 +193,7 @@ async def events(norm: Annotated[str, Depends(live_code)], request: Request) -> 
             return
 
 
-@router.get("/api/sessions/{code}/export.csv", response_class=PlainTextResponse, responses=errs(401, 403, 404, 410))
+@router.get("/api/sessions/{code}/export.csv", response_class=PlainTextResponse, responses=errs(*INSTRUCTOR, *CODE))
 def export(code: CodePath, request: Request, _: Instructor):
     """Every answer with its nickname (instructor), as CSV."""
     text = views.export_csv(classes(request).db, code)
@@ -194,7 +203,7 @@ def export(code: CodePath, request: Request, _: Instructor):
 
 
 @router.get("/api/sessions/{code}/labels.jsonl", response_class=PlainTextResponse,
-            responses=errs(401, 403, 404, 410))
+            responses=errs(*INSTRUCTOR, *CODE))
 def label_task(code: CodePath, request: Request, _: Instructor):
     """Label together's pooled labels as a fine-tune task file (instructor): JSON Lines
     {"text", "label"}, one per line the class agreed on (the majority; a tie is left out)."""
@@ -204,7 +213,7 @@ def label_task(code: CodePath, request: Request, _: Instructor):
                     headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
 
-@router.delete("/api/sessions/{code}", status_code=204, responses=errs(401, 403, 404, 410))
+@router.delete("/api/sessions/{code}", status_code=204, responses=errs(*INSTRUCTOR, *CODE))
 def delete(code: CodePath, request: Request, _: Instructor):
     """Delete the session and everything its students sent (instructor)."""
     service.delete_session(classes(request).db, code)

@@ -2,7 +2,7 @@
 types answer 422 naming the field, as everywhere in the app)."""
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -11,6 +11,13 @@ from . import Strict
 Activity = Literal["nsp", "bert", "concept", "label"]
 Page = Literal["lobby", "nsp", "bert", "concept", "label", "end"]
 LabelName = Field(min_length=1, max_length=40)
+# Python's whitespace (str.split / str.strip), spelled out so that every regex dialect (JSON Schema's,
+# pydantic's, Python's) reads the same class.
+WHITESPACE = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+# A label in its normal form (what the server compares and stores): words joined by single spaces.
+LABEL_PATTERN = f"^[^{WHITESPACE}]+( [^{WHITESPACE}]+)*$"
+SessionLabel = Annotated[str, Field(max_length=40, pattern=LABEL_PATTERN)]
+SessionLine = Annotated[str, Field(max_length=500, json_schema_extra={"pattern": f"[^{WHITESPACE}]"})]
 
 
 class CreateSession(Strict):
@@ -20,10 +27,18 @@ class CreateSession(Strict):
         "Which items: a seed picks them from the bank (omitted = the bank's first items)."))
     concepts: list[str] | None = Field(None, max_length=100, description=(
         "Concept-check question ids, in order (omitted = all of app/concepts.json)."))
-    labels: list[str] = Field([], max_length=10, description="Label together: the label names (2-10).")
-    lines: list[str] = Field([], max_length=200, description="Label together: the lines to label.")
+    labels: list[SessionLabel] = Field([], max_length=10, json_schema_extra={"uniqueItems": True}, description=(
+        "Label together: the label names (2-10 when `lines` are given; distinct; 1-40 characters, words "
+        "joined by single spaces)."))
+    lines: list[SessionLine] = Field([], max_length=200, description=(
+        "Label together: the lines to label (each 1-500 characters, not only whitespace)."))
     hours: float | None = Field(None, gt=0, le=24 * 14, description=(
         "Hours until the session and its answers expire (omitted = the server's --class-expiry-hours)."))
+
+    # Lines to label need at least 2 labels to label them with.
+    model_config = ConfigDict(json_schema_extra={
+        "if": {"required": ["lines"], "properties": {"lines": {"minItems": 1}}},
+        "then": {"required": ["labels"], "properties": {"labels": {"minItems": 2}}}})
 
 
 class JoinRequest(Strict):

@@ -14,8 +14,12 @@ MAX_CLASSIFY_CHARS = 1000
 
 
 class StartFinetune(Strict):
-    """Start a fine-tune (instructor only): the same labelled examples, steps and seeds for each arm."""
+    """Start a fine-tune (instructor only): the same labelled examples, steps and seeds for each arm.
+    Exactly one of `task` and `task_text` (the other omitted or null)."""
 
+    model_config = ConfigDict(json_schema_extra={"oneOf": [
+        {"required": ["task"], "properties": {"task": {"type": "string"}, "task_text": {"type": "null"}}},
+        {"required": ["task_text"], "properties": {"task_text": {"type": "string"}, "task": {"type": "null"}}}]})
     model: str = Field(min_length=1, max_length=64, description="The pretrained BERT: a model set id from GET "
                        "/api/models (the shipped set, a run, or a snapshot `<run>@<step>`).")
     task: str | None = Field(None, min_length=1, max_length=64,
