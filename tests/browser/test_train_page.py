@@ -63,7 +63,10 @@ def finished_run(browser, train_server, tiny_corpus):
 
     student_ctx, student, s_rec = make_page(browser, train_server)
     student.goto("/train")
-    assert student.is_hidden("#t-start") and student.is_visible("#t-login")
+    # the page learns who is looking from /api/runs after load (a run is training meanwhile): wait for
+    # its answer, then a student sees the login prompt and neither the start form nor "New run…"
+    student.wait_for_selector("#t-login", state="visible")
+    assert student.is_hidden("#t-start") and student.is_hidden("#t-new") and student.is_visible("#t-login a[href='/login']")
     student.wait_for_function("() => /step \\d+/.test(document.querySelector('#t-stats').textContent)"
                               " || document.querySelector('#t-status').textContent === 'finished'", timeout=120_000)
     student.wait_for_function("() => document.querySelector('#t-status').textContent === 'finished'", timeout=180_000)
