@@ -108,6 +108,9 @@ class HostAllowList:
         extra = [split_host(h) for h in (allowed or []) if h.strip()]
         self.any = "*" in extra
         self.allowed = machine_names() | frozenset(extra)
+        # Host header values already found allowed by name (the few a class uses), so that a request
+        # costs one set lookup; bounded, so that made-up *.localhost names cannot grow it.
+        self._known: set[bytes] = set()
 
     def allows(self, host: str, server_addr: str | None = None) -> bool:
         if self.any:
@@ -121,8 +124,17 @@ class HostAllowList:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
-        raw = next((v for k, v in scope.get("headers", ()) if k == b"host"), b"")
+        raw = b""
+        for name, value in scope.get("headers", ()):
+            if name == b"host":
+                raw = value
+                break
+        if raw in self._known:
+            await self.app(scope, receive, send)
+            return
         host = split_host(raw.decode("latin-1"))
+        if self.allows(host) and len(self._known) < 256:
+            self._known.add(raw)
         server = scope.get("server")
         if not self.allows(host, server[0] if server else None):
             if scope["type"] == "websocket":

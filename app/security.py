@@ -11,7 +11,6 @@ scripts must not read the API's answers.
 """
 from __future__ import annotations
 
-from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 CSP = "; ".join([
@@ -40,17 +39,20 @@ class SecurityHeaders:
     def __init__(self, app: ASGIApp, headers: dict[str, str] | None = None):
         self.app = app
         self.headers = dict(HEADERS if headers is None else headers)
+        # encoded once: per response only a scan of the app's own (few) header names
+        self._raw = [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in self.headers.items()]
+        self._names = frozenset(name for name, _ in self._raw)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        raw, names = self._raw, self._names
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                headers = MutableHeaders(scope=message)
-                for name, value in self.headers.items():
-                    headers[name] = value  # ours win over anything set further in
+                # ours win over anything set further in
+                message["headers"] = [h for h in message.get("headers", ()) if h[0].lower() not in names] + raw
             await send(message)
 
         await self.app(scope, receive, send_with_headers)

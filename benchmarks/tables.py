@@ -1,7 +1,7 @@
 """The README's tables of figures, printed from the models by the app's own code.
 
     python -m benchmarks.tables              # every table, each between its README markers
-    python -m benchmarks.tables recovery     # one table: recovery | models | inspection | finetune
+    python -m benchmarks.tables recovery     # one table: recovery | models | inspection | masking | finetune | http
     python -m benchmarks.tables --write      # rewrite the blocks in README.md in place
 
 Each table sits in README.md between `<!-- table:NAME -->` and `<!-- /table -->`; the text between
@@ -14,7 +14,9 @@ After retraining or repackaging `models/`, run `python -m benchmarks.tables --wr
 - inspection: how closely the attention inspection graphs agree, from `models/inspection.json`;
 - masking: masked top-1 of BERTs trained per character, in spans and in whole words, each under
   each corruption, from the stored measurement `benchmarks/masking_recovery.json` (training/recovery.py);
-- finetune: the fine-tune lab's measured figures, from `models/finetune.card.json` (training/finetune_report.py).
+- finetune: the fine-tune lab's measured figures, from `models/finetune.card.json` (training/finetune_report.py);
+- http: the server's cost per request beyond the model, next to bare FastAPI's, from the stored
+  measurement `benchmarks/http_overhead.json` (`python -m benchmarks.http_overhead --json ...`).
 """
 from __future__ import annotations
 
@@ -164,8 +166,19 @@ def render_finetune(models: Path = MODELS) -> str:
     return markdown(read_card(models, "finetune"))
 
 
+# ---- http: per-request overhead of the server, measured with wrk (benchmarks/http_overhead.py) ----
+HTTP_RESULTS = ROOT / "benchmarks" / "http_overhead.json"
+
+
+def render_http(models: Path = MODELS) -> str:
+    """The stored measurement (`python -m benchmarks.http_overhead --json benchmarks/http_overhead.json`)."""
+    from benchmarks.http_overhead import render
+
+    return render(json.loads(HTTP_RESULTS.read_text(encoding="utf-8")))
+
+
 TABLES = {"recovery": render_recovery, "models": render_models, "inspection": render_inspection,
-          "masking": render_masking, "finetune": render_finetune}
+          "masking": render_masking, "finetune": render_finetune, "http": render_http}
 
 
 # ---- README blocks ----
