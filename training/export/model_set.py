@@ -55,13 +55,16 @@ def trace_to(path: Path, family: str, model_cfg, model=None):
     """Trace one family (any weights: they are swapped in later) and keep the graph in `path`."""
     model = model if model is not None else build_model(family, model_cfg).eval()
     traced = program(family, model)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         ir.save(traced.model, str(tmp))
         tmp.replace(path)
-    except OSError:
-        pass  # the cache is an optimisation only
+    except OSError:  # the cache is an optimisation only; a full disk leaves no half-written temporary
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
     return traced
 
 
