@@ -26,7 +26,7 @@ import random
 import re
 from pathlib import Path
 
-from app.task_format import parse_task
+from app.contract.task_format import parse_task
 
 from .finetune_tasks import TASKS_DIR, TRAIN_SHARE, _passages, capitals_lines, spread
 

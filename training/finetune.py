@@ -6,7 +6,7 @@
     python -m training finetune --list-tasks          # JSON of the shipped tasks (no torch imported)
     python -m training finetune --check-task FILE     # JSON list of the file's problems ([] = fine)
 
---task is a shipped task's name (training/finetune_tasks.py) or a .jsonl file (app/task_format.py);
+--task is a shipped task's name (training/finetune_tasks.py) or a .jsonl file (app/contract/task_format.py);
 `--task capitals --corpus PATH` builds the capitals task from any text. Each arm x size x seed is
 one fine-tune (training/finetune_loop.py) of the model set's BERT (its weights read back out of
 bert.onnx, training/inspect_export.py). Output, one JSON object per line on stdout (the app reads them):
@@ -30,7 +30,7 @@ Against the interface agreed with the app (additions only): result events also c
 (how many labelled examples were used) and "cpu_seconds"; start carries "steps" and "how";
 classifier carries "seconds" (its export); with --snapshots the start event lists "snapshots"
 and the summary adds "by_step": [{"model", "step", "mean", "lo", "hi", "n"}], "run" and "size";
-an error from a malformed task file adds "errors" (app/task_format.py's list). An exported
+an error from a malformed task file adds "errors" (app/contract/task_format.py's list). An exported
 classifier reads "[CLS] text [SEP]" with token_type_ids 0: a per-character task's logits have
 T = len(text) + 2 rows, row i + 1 for character i (classifier.card.json "input" says so).
 """
@@ -186,7 +186,7 @@ def cli(argv: list[str] | None = None) -> int:
         print(json.dumps(list_tasks(), indent=1))
         return 0
     if args.check_task:
-        from app.task_format import check_task
+        from app.contract.task_format import check_task
 
         problems = check_task(Path(args.check_task).read_bytes())
         print(json.dumps(problems, indent=1))

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from app.task_format import Task
+from app.contract.task_format import Task
 
 ANSWER = "\nAnswer: "
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from app.task_format import Task
+from app.contract.task_format import Task
 
 from .finetune_model import Batch, Classifier, build_classifier, classification_loss, encode_batch
 from .tokenizer import UNK

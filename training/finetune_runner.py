@@ -7,7 +7,7 @@ import re
 import time
 from pathlib import Path
 
-from app.task_format import Task
+from app.contract.task_format import Task
 
 from .finetune_loop import FinetuneConfig, ProbeFeatures, TaskData, finetune_one, steps_note
 from .finetune_model import build_classifier

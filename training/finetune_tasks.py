@@ -1,7 +1,7 @@
 """The fine-tune lab's tasks: the shipped ones (training/tasks/*.jsonl) and task files.
 
 Plain Python (no torch, no numpy): `python -m training finetune --list-tasks` and the server's
-task checks run without them. The file format and its checks are app/task_format.py.
+task checks run without them. The file format and its checks are app/contract/task_format.py.
 
     spelling   whole-input  is every word of this sentence spelt right, or are the letters of its
                             words jumbled? 352 sentences written for this project, every other one
@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from app.task_format import Task, TaskFormatError, parse_task
+from app.contract.task_format import Task, TaskFormatError, parse_task
 
 TASKS_DIR = Path(__file__).parent / "tasks"
 

@@ -1,19 +1,14 @@
-"""An uploaded task file, checked before any process starts (the trainer checks again).
+"""An uploaded task file, checked before any process starts, by the one parser the trainer uses
+(app/contract/task_format.py): a file `python -m training finetune --task FILE` accepts, the
+server accepts, and the other way round (the shipped files included, with their "source" fields).
 
-JSON Lines, one labelled example per line:
-    whole-input     {"text": "...", "label": "positive"}
-    per-character   {"text": "...", "tags": "0010..."}   one tag character per code point of text
-    either          optional "split": "train" | "test" (otherwise the trainer splits with a seed)
-Blank lines are skipped. Every problem names its line (1-based) and field."""
+What this module adds is only the HTTP shape of a refusal: a file over the server's byte limit is a
+413, a malformed one a 422 naming `task_text` and the line of the first problem (all problems, up
+to the parser's limit, are in the message)."""
 from __future__ import annotations
 
-import json
-
-from ..contract import MAX_LABELS
+from ..contract.task_format import TaskFormatError, heldout_problem, parse_task
 from ..errors import ApiError
-
-MAX_TEXT_CHARS = 1000  # per example
-MIN_EXAMPLES = 10
 
 
 class TaskFileError(ApiError):
@@ -23,56 +18,27 @@ class TaskFileError(ApiError):
         self.line = line
 
 
+def _sentence(problem: dict) -> str:
+    field = f"field '{problem['field']}' " if problem.get("field") else ""
+    return field + problem["message"]
+
+
 def parse(text: str, max_bytes: int) -> dict:
-    """{"kind", "labels", "examples", "splits"} of a valid file; TaskFileError otherwise."""
+    """{"kind", "labels", "examples", "splits"} of a valid file; TaskFileError (422) or a 413 otherwise."""
     size = len(text.encode("utf-8", errors="surrogatepass"))
     if size > max_bytes:
         raise ApiError(f"task_text is {size:,} bytes; the limit is {max_bytes:,} bytes", "task_text", status=413)
-    kind, labels, n, splits = None, set(), 0, {"train": 0, "test": 0, "unsplit": 0}
-    for number, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            row = json.loads(raw)
-        except ValueError:
-            raise TaskFileError("is not JSON (one JSON object per line)", number) from None
-        if not isinstance(row, dict):
-            raise TaskFileError("must be a JSON object with text and label (or tags)", number)
-        unknown = sorted(set(row) - {"text", "label", "tags", "split"})
-        if unknown:
-            raise TaskFileError(f"field {unknown[0]!r} is not part of the format (text, label or tags, split)", number)
-        text_ = row.get("text")
-        if not isinstance(text_, str) or not text_.strip():
-            raise TaskFileError("field 'text' must be non-empty text", number)
-        if len(text_) > MAX_TEXT_CHARS:
-            raise TaskFileError(f"field 'text' is {len(text_)} characters; at most {MAX_TEXT_CHARS}", number)
-        has_label, has_tags = "label" in row, "tags" in row
-        if has_label == has_tags:
-            raise TaskFileError("needs exactly one of the fields 'label' (whole text) or 'tags' (per character)", number)
-        this = "sequence" if has_label else "token"
-        if kind is not None and this != kind:
-            raise TaskFileError(f"mixes kinds: earlier lines have {'label' if kind == 'sequence' else 'tags'}", number)
-        kind = this
-        if has_label:
-            if not isinstance(row["label"], str) or not row["label"].strip():
-                raise TaskFileError("field 'label' must be non-empty text", number)
-            labels.add(row["label"])
-        else:
-            tags = row["tags"]
-            if not isinstance(tags, str):
-                raise TaskFileError("field 'tags' must be text, one tag character per character of 'text'", number)
-            if len(tags) != len(text_):
-                raise TaskFileError(f"field 'tags' has {len(tags)} characters; 'text' has {len(text_)}", number)
-            labels.update(tags)
-        split = row.get("split")
-        if split is not None and split not in ("train", "test"):
-            raise TaskFileError("field 'split' must be 'train' or 'test'", number)
-        splits[split or "unsplit"] += 1
-        n += 1
-        if len(labels) > MAX_LABELS:
-            raise TaskFileError(f"brings the number of labels past {MAX_LABELS}", number)
-    if n < MIN_EXAMPLES:
-        raise TaskFileError(f"has {n} examples; at least {MIN_EXAMPLES} are needed")
-    if len(labels) < 2:
-        raise TaskFileError(f"has one label only ({next(iter(labels))!r}); a task needs at least two")
-    return {"kind": kind, "labels": sorted(labels), "examples": n, "splits": splits}
+    try:
+        task = parse_task(text, "uploaded")
+    except TaskFormatError as e:
+        first, more = e.errors[0], len(e.errors) - 1
+        rest = "; ".join(f"line {p['line']}: {_sentence(p)}" if p.get("line") else _sentence(p) for p in e.errors[1:])
+        detail = _sentence(first) + (f" (and {more} more: {rest})" if more else "")
+        raise TaskFileError(detail, first.get("line")) from None
+    problem = heldout_problem(task)
+    if problem:
+        raise TaskFileError(problem)
+    given = {s: sum(e.split == s for e in task.train + task.test) for s in ("train", "test")}
+    n = len(task.train) + len(task.test)
+    return {"kind": task.kind, "labels": task.labels, "examples": n,
+            "splits": given | {"unsplit": n - given["train"] - given["test"]}}

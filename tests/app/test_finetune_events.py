@@ -75,20 +75,44 @@ def test_a_good_task_file_parses():
     assert task_file.parse(jsonl(tags), 100_000)["labels"] == ["0", "1"]
 
 
+@pytest.mark.parametrize("name", ["spelling", "backwards", "capitals", "plays", "sentiment"])
+def test_the_server_accepts_every_shipped_task_file_the_trainer_runs(name):
+    """One parser (app/contract/task_format.py) for both: the shipped files carry "source" fields."""
+    from training.finetune_tasks import TASKS_DIR, load_task
+
+    text = (TASKS_DIR / f"{name}.jsonl").read_text(encoding="utf-8")
+    out = task_file.parse(text, 10_000_000)
+    task = load_task(name)
+    assert out["kind"] == task.kind and out["labels"] == task.labels
+    assert out["examples"] == len(task.train) + len(task.test)
+
+
+def test_the_text_limit_is_the_trainers():
+    from app.contract.task_format import MAX_TEXT_CHARS
+
+    long = GOOD + [{"text": "x" * MAX_TEXT_CHARS, "label": "positive"}]
+    assert task_file.parse(jsonl(long), 10_000_000)["examples"] == 13
+    with pytest.raises(task_file.TaskFileError) as err:
+        task_file.parse(jsonl(GOOD + [{"text": "x" * (MAX_TEXT_CHARS + 1), "label": "positive"}]), 10_000_000)
+    assert err.value.line == 13 and f"at most {MAX_TEXT_CHARS}" in err.value.detail
+
+
 @pytest.mark.parametrize("rows, line, says", [
-    (GOOD[:3] + ["{not json"] + GOOD, 4, "not JSON"),
+    (GOOD[:3] + ["{not json"] + GOOD, 4, "not valid JSON"),
     (GOOD[:1] + [[1, 2]] + GOOD, 2, "JSON object"),
-    (GOOD[:2] + [{"label": "positive"}] + GOOD, 3, "'text'"),
-    (GOOD[:2] + [{"text": "  ", "label": "positive"}] + GOOD, 3, "'text'"),
-    (GOOD[:2] + [{"text": "x"}] + GOOD, 3, "exactly one"),
-    (GOOD[:2] + [{"text": "x", "label": ""}] + GOOD, 3, "'label'"),
-    ([{"text": "ab", "tags": "01"}] * 2 + [{"text": "abc", "tags": "01"}], 3, "'tags' has 2 characters"),
-    (GOOD[:2] + [{"text": "ab", "tags": "01"}], 3, "mixes kinds"),
-    (GOOD[:2] + [{"text": "x", "label": "a", "split": "dev"}] + GOOD, 3, "'split'"),
-    (GOOD[:2] + [{"text": "x", "label": "a", "extra": 1}] + GOOD, 3, "'extra'"),
-    ([{"text": f"t{i}", "label": f"L{i}"} for i in range(25)], 21, "past 20"),
-    ([{"text": f"t{i}", "label": "only"} for i in range(12)], None, "one label only"),
-    (GOOD[:3], None, "at least 10"),
+    (GOOD[:2] + [{"label": "positive"}] + GOOD, 3, "field 'text' missing"),
+    (GOOD[:2] + [{"text": "  ", "label": "positive"}] + GOOD, 3, "field 'text' is empty"),
+    (GOOD[:2] + [{"text": "x"}] + GOOD, 3, "field 'label' missing"),
+    (GOOD[:2] + [{"text": "x", "label": ""}] + GOOD, 3, "field 'label' must be a non-empty"),
+    ([{"text": "ab", "tags": "01"}] * 2 + [{"text": "abc", "tags": "01"}], 3, "has 2 tag characters but text has 3"),
+    (GOOD[:2] + [{"text": "ab", "tags": "01"}], 3, "one kind of task"),
+    (GOOD[:2] + [{"text": "x", "label": "a", "split": "dev"}] + GOOD, 3, "field 'split'"),
+    (GOOD[:2] + [{"text": "x", "label": "a", "extra": 1}] + GOOD, 3, "field 'extra' unknown field"),
+    ([{"text": f"t{i}", "label": f"L{i}"} for i in range(25)], None, "at most 20"),
+    ([{"text": f"t{i}", "label": "only"} for i in range(12)], None, "only one label"),
+    ([r | {"split": "train"} for r in GOOD[:3]] + [r | {"split": "test"} for r in GOOD[3:5]], None, "at least 4"),
+    ([r | {"split": "train"} for r in GOOD] + [{"text": "t", "label": "positive", "split": "test"}], None,
+     "no test (held-out) example of the label 'negative'"),
 ])
 def test_bad_task_files_name_the_line_and_field(rows, line, says):
     with pytest.raises(task_file.TaskFileError) as err:

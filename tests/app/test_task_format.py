@@ -1,11 +1,11 @@
-"""Fine-tune task files (app/task_format.py): every malformed case names its line and field."""
+"""Fine-tune task files (app/contract/task_format.py): every malformed case names its line and field."""
 from __future__ import annotations
 
 import json
 
 import pytest
 
-from app.task_format import MAX_BYTES, MAX_LABELS, TaskFormatError, check_task, parse_task
+from app.contract.task_format import MAX_BYTES, MAX_LABELS, TaskFormatError, check_task, parse_task
 
 
 def jl(*rows) -> str:

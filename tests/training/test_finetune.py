@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import torch
 
-from app.task_format import parse_task
+from app.contract.task_format import parse_task
 from training.finetune import cli
 from training.finetune_loop import FinetuneConfig, ProbeFeatures, TaskData, batch_order, train_arm
 from training.finetune_model import Encoder, build_classifier

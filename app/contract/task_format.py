@@ -10,9 +10,10 @@ One example per line:
 
 The labels of a whole-input task are the distinct "label" values; those of a per-character task
 are the distinct tag characters. A task needs 2 to MAX_LABELS labels and at least one training and
-one test example. Blank lines are skipped. Errors name the line (1-based) and the field;
-`parse_task` collects up to MAX_REPORTED of them before it gives up, so an instructor sees them
-all at once. Plain Python only (no torch, numpy or FastAPI): the server validates uploads with it.
+one test example; `heldout_problem` says when it is still too small for a held-out score (the
+server refuses such an upload, the trainer stops before anything runs). Blank lines are skipped.
+Errors name the line (1-based) and the field; `parse_task` collects up to MAX_REPORTED of them
+before it gives up, so an instructor sees them all at once. Plain Python only (no torch, numpy or FastAPI): the server validates uploads with it.
 """
 from __future__ import annotations
 
@@ -183,6 +184,26 @@ def parse_task(data: str | bytes, name: str = "uploaded", seed: int = 0) -> Task
         raise TaskFormatError([_problem(None, "split", f"no {'training' if not train else 'test'} examples; "
                                         "a task needs both (mark lines \"split\": \"test\" or give more examples)")])
     return Task(name, kind, labels, train, test)
+
+
+def heldout_problem(task: Task) -> str | None:
+    """Why the task cannot give a held-out score yet (None when it can). Every arm of the fine-tune
+    lab keeps a slice of its labelled examples aside to decide when to stop, so a whole-input task
+    needs at least two training examples of each label (one to learn from, one to check on) and a
+    test example of each label; a per-character task needs two training texts and a test text."""
+    if task.kind == "sequence":
+        for where, rows in (("training", task.train), ("test (held-out)", task.test)):
+            missing = [lab for lab in task.labels if not any(e.label == lab for e in rows)]
+            if missing:
+                return (f"no {where} example of the label {missing[0]!r}: the held-out score needs every label on "
+                        "both sides (label more examples, or mark some \"split\": \"test\")")
+        need = 2 * len(task.labels)
+        if len(task.train) < need:
+            return (f"only {len(task.train)} training examples; with {len(task.labels)} labels a fine-tune needs at "
+                    f"least {need} (one of each label to learn from and one to check when to stop)")
+    elif len(task.train) < 2:
+        return "only one training text; a per-character fine-tune needs at least 2 (one to learn from, one to check on)"
+    return None
 
 
 def check_task(data: str | bytes) -> list[dict]:
