@@ -1,1 +1,1 @@
-"""Benchmarks and the commands that print the README's tables (not installed with the app)."""
+"""Benchmarks and the commands that print the tables of docs/ (not installed with the app)."""

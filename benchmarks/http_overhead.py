@@ -232,7 +232,7 @@ def _f(x: float | None, digits: int = 2) -> str:
 
 
 def render(data: dict) -> str:
-    """The README block (markdown) of a measurement."""
+    """The docs/serving.md block (markdown) of a measurement."""
     s = data["settings"]
     bare = data["rows"][-1]["overhead_ms"]
     lines = [f"Measured {data['date']} by `python -m benchmarks.http_overhead` on {data['cpu']} at the start, "

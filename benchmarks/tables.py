@@ -1,11 +1,12 @@
-"""The README's tables of figures, printed from the models by the app's own code.
+"""The documents' tables of figures (docs/*.md), printed from the models by the app's own code.
 
-    python -m benchmarks.tables              # every table, each between its README markers
+    python -m benchmarks.tables              # every table, each between its markers
     python -m benchmarks.tables recovery     # one table: recovery | models | inspection | masking | finetune | http
-    python -m benchmarks.tables --write      # rewrite the blocks in README.md in place
+    python -m benchmarks.tables --write      # rewrite the blocks in docs/*.md in place
 
-Each table sits in README.md between `<!-- table:NAME -->` and `<!-- /table -->`; the text between
-the markers is exactly what `render(NAME)` prints (tests/app/test_readme_tables.py compares them).
+Each table sits in one document (`HOMES`: docs/models.md, docs/finetune.md, docs/serving.md)
+between `<!-- table:NAME -->` and `<!-- /table -->`; the text between the markers is exactly what
+`render(NAME)` prints (tests/app/test_doc_tables.py compares them).
 After retraining or repackaging `models/`, run `python -m benchmarks.tables --write`.
 
 - recovery: BERT's top-1 recovery per corruption, computed by the same function and on the same
@@ -27,8 +28,11 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-README = ROOT / "README.md"
+DOCS = ROOT / "docs"
 MODELS = ROOT / "models"
+# The document (under docs/) that holds each table's block.
+HOMES = {"recovery": "models.md", "models": "models.md", "inspection": "models.md", "masking": "models.md",
+         "finetune": "finetune.md", "http": "serving.md"}
 
 # The recovery table's settings (the API's defaults, with more draws).
 RECOVERY = {"mask_rate": 0.15, "mean_span": 3.0, "draws": 200, "seed": 0}
@@ -181,18 +185,23 @@ TABLES = {"recovery": render_recovery, "models": render_models, "inspection": re
           "masking": render_masking, "finetune": render_finetune, "http": render_http}
 
 
-# ---- README blocks ----
+# ---- the documents' blocks ----
 
 def block_pattern(name: str) -> re.Pattern:
     return re.compile(rf"(<!-- table:{re.escape(name)} -->)\n?(.*?)\n?(<!-- /table -->)", re.S)
 
 
-def readme_block(name: str, text: str | None = None) -> str:
-    """The text between the README's markers for `name` (the markers must be there once)."""
-    text = README.read_text(encoding="utf-8") if text is None else text
+def home(name: str, docs: Path = DOCS) -> Path:
+    """The document that holds table `name`."""
+    return docs / HOMES[name]
+
+
+def readme_block(name: str, text: str | None = None, docs: Path = DOCS) -> str:
+    """The text between the markers for `name` in its document (the markers must be there once)."""
+    text = home(name, docs).read_text(encoding="utf-8") if text is None else text
     found = block_pattern(name).findall(text)
     if len(found) != 1:
-        raise LookupError(f"README.md has {len(found)} '<!-- table:{name} -->' blocks, expected 1")
+        raise LookupError(f"{HOMES[name]} has {len(found)} '<!-- table:{name} -->' blocks, expected 1")
     return found[0][1]
 
 
@@ -201,27 +210,34 @@ def replace_block(name: str, body: str, text: str) -> str:
     return block_pattern(name).sub(lambda m: f"{m.group(1)}\n{body}\n{m.group(3)}", text)
 
 
-def write_readme(tables: dict[str, str]) -> None:
-    text = README.read_text(encoding="utf-8")
+def write_readme(tables: dict[str, str], docs: Path = DOCS) -> None:
+    """Put each table in its document (every block is checked before any file is written)."""
+    texts: dict[Path, str] = {}
     for name, body in tables.items():
-        text = replace_block(name, body, text)
-    tmp = README.with_suffix(".md.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(README)
+        path = home(name, docs)
+        texts[path] = replace_block(name, body, texts.get(path) or path.read_text(encoding="utf-8"))
+    for path, text in texts.items():
+        tmp = path.with_suffix(".md.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.tables", description=__doc__.split("\n\n")[0])
     ap.add_argument("names", nargs="*", metavar="TABLE", help=f"which tables ({', '.join(TABLES)}); all when omitted")
     ap.add_argument("--models", type=Path, default=MODELS, help="the model set folder (default: models/)")
-    ap.add_argument("--write", action="store_true", help="replace the blocks in README.md")
+    ap.add_argument("--write", action="store_true", help="replace the blocks in their documents")
+    ap.add_argument("--docs", type=Path, default=DOCS, help="the folder of the documents (default: docs/)")
     args = ap.parse_args(argv)
     unknown = [n for n in args.names if n not in TABLES]
     if unknown:
         ap.error(f"unknown table {unknown[0]!r}: choose from {', '.join(TABLES)}")
     out = {name: TABLES[name](args.models) for name in (args.names or TABLES)}
     if args.write:
-        write_readme(out)
+        try:
+            write_readme(out, args.docs)
+        except (LookupError, OSError) as e:
+            ap.error(f"--write: {e}")
     for name, body in out.items():
         print(f"<!-- table:{name} -->\n{body}\n<!-- /table -->\n")
     return 0

@@ -17,7 +17,7 @@ Replaced, still runnable by name (REPLACED): sentiment (positive / negative, the
 and plays (Julius Caesar or The Tempest?). They were the lab's first whole-input tasks, but the
 shipped BERT (1.9 M parameters, characters, Shakespeare only) does not show the pretraining gap on
 them: at 32 labelled examples a full fine-tune stays near chance, like from scratch (the figures are
-in models/finetune.card.json and the README). What its pretraining taught it is how English is
+in models/finetune.card.json and docs/finetune.md). What its pretraining taught it is how English is
 spelt and read, not what a modern sentence feels or which play a line is from; the shipped
 whole-input tasks ask for the former.
 

@@ -6,8 +6,8 @@
 
 Each checkpoint is scored on the same held-out pairs (its corpus's test split), corrupted once per
 scheme with fixed draws (15 %, 80/10/10 per unit, training/masking.py): masked top-1, the share of
-selected characters whose original is the model's first guess. The README's `masking` table
-is this command's output for the stored results (benchmarks/tables.py prints it; the README test
+selected characters whose original is the model's first guess. The `masking` table of docs/models.md
+is this command's output for the stored results (benchmarks/tables.py prints it; tests/app/test_doc_tables.py
 holds them together). Printing needs no torch.
 """
 from __future__ import annotations
@@ -56,7 +56,7 @@ def describe(results: dict) -> str:
 
 
 def render(results: dict) -> str:
-    """What the README shows: the sentence and the table (`python -m training recovery --load FILE`)."""
+    """What docs/models.md shows: the sentence and the table (`python -m training recovery --load FILE`)."""
     return describe(results) + "\n\n```\n" + table(results) + "\n```"
 
 

@@ -50,7 +50,7 @@ CACHED_PER_MODEL = 32
 def recovery_figures(registry, model: str | None, scheme: str, mask_rate: float, mean_span: float, draws: int,
                      seed: int) -> dict:
     """BERT's top-1 recovery over `draws` corruptions of the set's held-out text, split by action:
-    what the route answers and what `python -m benchmarks.tables recovery` prints for the README."""
+    what the route answers and what `python -m benchmarks.tables recovery` prints for docs/models.md."""
     bert, models = registry.bert(model), registry.get(model)
     strings, texts = held_out(models, bert_text_room(bert.context))
     key = (scheme, mask_rate, mean_span, draws, seed)

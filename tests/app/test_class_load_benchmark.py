@@ -1,6 +1,6 @@
 """benchmarks/class_load.py runs end to end with a handful of students (a real server process, one
 worker and two) and prints every figure; its counts agree three ways. No timing is asserted: the
-figures are for the README, not a pass mark."""
+figures are for docs/classroom.md, not a pass mark."""
 from __future__ import annotations
 
 import json

@@ -1,5 +1,5 @@
 """benchmarks/http_overhead.py's wrk path: its script, its parser of wrk's summary (a captured one and,
-where wrk is installed, a real short run against bare FastAPI), and the README table it renders.
+where wrk is installed, a real short run against bare FastAPI), and the docs/serving.md table it renders.
 No timing is asserted."""
 from __future__ import annotations
 

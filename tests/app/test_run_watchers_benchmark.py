@@ -1,6 +1,6 @@
 """benchmarks/run_watchers.py runs end to end with a handful of watchers and a small history (a real
 server process; a finished run and a running one) and prints every figure. No timing is asserted:
-the figures are for the README, not a pass mark."""
+the figures are for docs/training.md, not a pass mark."""
 from __future__ import annotations
 
 import re

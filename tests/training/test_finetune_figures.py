@@ -1,4 +1,4 @@
-"""The README's fine-tune figures are the card's (models/finetune.card.json, written by
+"""The fine-tune figures of docs/finetune.md are the card's (models/finetune.card.json, written by
 `python -m training.finetune_report`), and the shipped tasks are what their README says."""
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def test_the_figures_are_of_the_shipped_bert():
-    """The README block itself is compared by tests/app/test_readme_tables.py (table 'finetune')."""
+    """The docs block itself is compared by tests/app/test_doc_tables.py (table 'finetune')."""
     card = json.loads((REPO / "models" / "finetune.card.json").read_text(encoding="utf-8"))
     assert card["bert_onnx_sha256"] == fingerprint(REPO / "models"), (
-        "models/bert.onnx changed: run `python -m training.finetune_report` (card and README block)")
+        "models/bert.onnx changed: run `python -m training.finetune_report` (card and docs/finetune.md block)")
     for entry in card["tasks"].values():
         assert entry["command"].startswith("python -m training finetune --model models ")
         assert set(entry["summary"]["results"]) == {"full", "probe", "scratch"}

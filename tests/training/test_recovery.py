@@ -1,5 +1,5 @@
 """`python -m training recovery`: BERT checkpoints scored under each masking scheme; what it prints
-from stored results is what the README's masking block holds (tests/app/test_readme_tables.py)."""
+from stored results is what docs/models.md's masking block holds (tests/app/test_doc_tables.py)."""
 import json
 
 from app.contract import MASKING_SCHEMES
