@@ -1,6 +1,6 @@
 """The model registry: every model set the server can serve, by a short id.
 
-A model set is a folder (app/contract.py). The shipped one (`--models-dir`, id "shakespeare") is
+A model set is a folder (app/contract/). The shipped one (`--models-dir`, id "shakespeare") is
 loaded at startup and kept. Sets given with `--extra-models` are checked at startup; sets added
 while running (finished training runs and their snapshots) are listed at once and loaded on first
 use. At most `max_loaded` sets besides the default stay in memory (least recently used first

@@ -1,4 +1,4 @@
-"""What app/benchmark.py and app/loadtest.py share: a server subprocess on loopback, its memory,
+"""What the benchmarks share (benchmarks/serving.py, loadtest.py, run_watchers.py, class_load.py ...): a server subprocess on loopback, its memory,
 and a raw HTTP/1.1 client.
 
 The raw client (asyncio streams, keep-alive, no client library) keeps the stopwatch next to the

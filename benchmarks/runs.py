@@ -9,7 +9,7 @@
 - the final model playable in the applets after training ends (target <= 30 s, ONNX export included):
   from the `exporting` event to the first successful /api/generate with the run's model id.
 
-`start_run`, `wait_run` and `cancel_run` are plain helpers for other benchmarks (app/benchmark.py
+`start_run`, `wait_run` and `cancel_run` are plain helpers for other benchmarks (benchmarks/serving.py
 measures serving latency with a run active).
 """
 from __future__ import annotations

@@ -244,7 +244,7 @@ def bench_open_loop(url: str, bodies: dict, rates: list[float], seconds: float, 
 
 
 def start_training(out: Path) -> subprocess.Popen:
-    """A training run beside the server, as the live-training page starts one (training/live.py's protocol)."""
+    """A training run beside the server, as the live-training page starts one (training/live/'s protocol)."""
     help_text = subprocess.run([sys.executable, "-m", "training", "--help"], cwd=str(REPO),
                                capture_output=True, text=True).stdout
     if " live" in help_text or "{live" in help_text or ",live" in help_text:

@@ -13,7 +13,7 @@ for a per-character task, row i + 1 of the logits is character i of the text. Th
 written aside (.<arm>.tmp) and renamed into place, after the ONNX graph has been checked against
 the PyTorch model (max |difference| of the logits <= PARITY_TOLERANCE at several lengths).
 
-Speed: tracing a graph takes 5-15 s on a busy 2-core CPU, so (as training/live_export.py does for
+Speed: tracing a graph takes 5-15 s on a busy 2-core CPU, so (as training/export/model_set.py does for
 snapshots) the classifier's shape is traced once, in a process of its own started with the
 fine-tunes (`start_tracer`), and each export swaps its weights into that template (~1 s); a full
 export is the fallback when the template is missing or parity says otherwise.

@@ -7,7 +7,7 @@ needs no web stack. The load checks that need a session (onnxruntime) live in ap
 A model set is a folder (models/ is the shipped one; a training run's folders have the same shape):
 
     vocab.json          {"specials": SPECIALS, "chars": [...]}: token id = index in specials + chars
-    gpt.onnx            decoding graph (see training/export.py): inputs input_ids, past_length and
+    gpt.onnx            decoding graph (see training/export/): inputs input_ids, past_length and
                         one key and one value buffer per layer; outputs logits and present_* buffers
     bert.onnx           inputs input_ids, token_type_ids; outputs mlm_logits, nsp_logits
     <family>.card.json  config (vocab_size, context, n_layer, n_head, n_embd, ...), metrics, curves

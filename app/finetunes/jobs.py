@@ -1,6 +1,6 @@
 """Fine-tune jobs: `python -m training finetune` as a niced subprocess, its events, its classifiers.
 
-A job shares the training slot with pretraining runs (app/runs.py): the same flock on
+A job shares the training slot with pretraining runs (app/runs/): the same flock on
 DATA_DIR/train.lock, handed to the child process too, so the slot stays taken exactly as long as
 the fine-tune lives. Its folder:
 

@@ -55,7 +55,7 @@ def server_process(models_dir: Path, data_dir: Path, log: Path, *args: str, env:
 
 
 def fake_trainer(run_dir: Path) -> subprocess.Popen:
-    """A process that holds the run's trainer lock (as training/live.py does) and sleeps."""
+    """A process that holds the run's trainer lock (as training/live/ does) and sleeps."""
     code = ("import sys, time; from pathlib import Path; from training.run_lock import hold; "
             "hold(Path(sys.argv[1])); print('held', flush=True); time.sleep(120)")
     proc = subprocess.Popen([sys.executable, "-c", code, str(run_dir)], cwd=REPO, stdout=subprocess.PIPE,

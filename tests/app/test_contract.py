@@ -1,4 +1,4 @@
-"""app/contract.py states the ONNX contract on the app side; it must match training/'s."""
+"""app/contract/ states the ONNX contract on the app side; it must match training/'s."""
 from __future__ import annotations
 
 import onnxruntime as ort

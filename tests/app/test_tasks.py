@@ -1,4 +1,4 @@
-"""app/contract.py Vocab, app/tasks (the KV-cached sampler, BERT helpers), app/runtime.py (the shared gate)."""
+"""app/contract/ Vocab, app/tasks (the KV-cached sampler, BERT helpers), app/runtime.py (the shared gate)."""
 from __future__ import annotations
 
 import numpy as np

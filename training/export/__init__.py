@@ -74,7 +74,7 @@ def empty_cache(cfg, batch: int) -> dict:
 
 def _program(module, args, input_names, output_names, dynamic_shapes):
     """The traced, not yet optimised ONNX program: its initializers keep the parameters' names, so
-    training/live.py can re-export new weights of the same model by swapping them in."""
+    training/live/ can re-export new weights of the same model by swapping them in."""
     program = torch.onnx.export(
         module, args, dynamo=True, opset_version=OPSET, input_names=input_names, optimize=False,
         output_names=output_names, dynamic_shapes=dynamic_shapes, external_data=False, verbose=False)

@@ -1,6 +1,6 @@
 """python -m training live: pretrain GPT, BERT and/or ELECTRA side by side and report as it goes.
 
-For the app's /train page (app/runs.py starts this as a subprocess), and usable in a terminal.
+For the app's /train page (app/runs/ starts this as a subprocess), and usable in a terminal.
 Both families share one corpus, one vocabulary and one skeleton; their steps are interleaved in
 one process, the next step going to whichever model has had less compute so far. Every line on
 stdout is one JSON object (also appended to RUN_DIR/progress.jsonl, the history for late joiners):
