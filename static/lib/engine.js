@@ -1,0 +1,277 @@
+/* The models on this device: Generation's GPT and Mask-Fill's BERT run in the page with
+   onnxruntime-web (its plain WebAssembly build, one thread: static/vendor/onnxruntime-web/), from
+   the model set's web copies (training/export/web.py), giving the server's answers: the same
+   rules in lib/engine_core.js, the same seed -> the same text, probabilities within 1e-4.
+
+   generate(body, opts)  the body of POST /api/generate -> its answer {text, steps, context_used,
+                         unknown_chars}. opts.onChars(text, steps): called as characters come
+                         (Generation's stream); opts.signal: an AbortSignal that stops it.
+   nextToken(body)       POST /api/next-token's body -> its answer (the step-by-step walkthrough)
+   maskFill(body)        POST /api/mask-fill's body -> {tokens, unknown_chars, masks}
+   ready(model)          loads a set's engine and models now (a page warms up while the server
+                         answers); resolves to the Engine. body.model / model: a set id, or
+                         nothing for the default set.
+   usage()               {downloaded bytes, from cache bytes, ready ms} of this page's loads
+   Engine                one set's models, built from an onnxruntime module and the model bytes
+                         (Engine.create(ort, manifest, {gpt, bert})): node uses it for the parity check
+   EngineError           the server's 4xx, refused here (status, parameter, detail)
+
+   Files: /web/models/<set or "default">/manifest.json says what to fetch: the engine's
+   WebAssembly and the models under names that hold their content hash, so they never change
+   meaning; they are kept in the browser's Cache API, and a second visit (or a phone offline)
+   downloads nothing. The manifest itself is asked for each time and read from the cache
+   when the network fails. */
+import { FIRST_CHAR, CLS, SEP, EngineError, Vocab, samplingDistribution, draw, top, entropies, uniform, windowStart,
+  maskedInput, ranked, softmaxRow, checkGenerate, checkNextToken, checkMaskFill } from "./engine_core.js";
+
+export { EngineError };
+
+const CACHE = "playground-engine-v1";
+const ORT_MODULE = new URL("../vendor/onnxruntime-web/ort.wasm.min.js", import.meta.url).href;
+const MANIFEST_TIMEOUT_MS = 6000;
+const stats = { downloaded: 0, cached: 0, readyMs: null };
+
+export class Engine {
+  static async create(ort, manifest, bytes) {
+    const options = { executionProviders: ["wasm"], graphOptimizationLevel: "all" };
+    const sessions = {};
+    for (const [family, data] of Object.entries(bytes)) {
+      if (data) sessions[family] = await ort.InferenceSession.create(data, options);
+    }
+    return new Engine(ort, manifest, sessions);
+  }
+
+  constructor(ort, manifest, sessions) {
+    this.ort = ort;
+    this.manifest = manifest;
+    this.sessions = sessions;
+    this.vocab = new Vocab(manifest.vocab.chars);
+    this.queue = Promise.resolve(); // one model run at a time (onnxruntime-web runs one per session)
+  }
+
+  config(family) {
+    const part = this.manifest.models[family];
+    if (!part || !this.sessions[family]) {
+      throw new EngineError("this model set has no " + family.toUpperCase() + " to run on your device", "model", 409);
+    }
+    return part.config;
+  }
+
+  /* One run of a session, queued behind the others. */
+  run(family, feeds) {
+    const result = this.queue.then(() => this.sessions[family].run(feeds));
+    this.queue = result.catch(() => {});
+    return result;
+  }
+
+  int64(values, dims) {
+    return new this.ort.Tensor("int64", BigInt64Array.from(values, (x) => BigInt(x)), dims);
+  }
+
+  /* GPT: logits (vocab) of the last of `ids`, after `start` characters already in `cache`. */
+  async gptStep(cache, ids, start) {
+    const config = this.config("gpt");
+    const feeds = { input_ids: this.int64(ids, [1, ids.length]), past_length: this.int64([start], []) };
+    for (let i = 0; i < config.n_layer; i++) {
+      feeds["past_key_" + i] = cache[2 * i];
+      feeds["past_value_" + i] = cache[2 * i + 1];
+    }
+    const out = await this.run("gpt", feeds);
+    for (let i = 0; i < config.n_layer; i++) {
+      cache[2 * i] = out["present_key_" + i];
+      cache[2 * i + 1] = out["present_value_" + i];
+    }
+    const v = config.vocab_size;
+    return out.logits.data.slice((ids.length - 1) * v, ids.length * v);
+  }
+
+  emptyCache() {
+    const c = this.config("gpt");
+    const dims = [1, c.n_head, c.context, c.n_embd / c.n_head];
+    const size = dims.reduce((a, b) => a * b, 1);
+    return Array.from({ length: 2 * c.n_layer }, () => new this.ort.Tensor("float32", new Float32Array(size), dims));
+  }
+
+  stepJson(dist, token) {
+    const chars = this.vocab.chars;
+    return { char: this.vocab.token(token), prob: dist.final[token - FIRST_CHAR],
+      top: top(dist, 5).map((i) => ({ char: chars[i], prob: dist.final[i] })) };
+  }
+
+  /* app/tasks/gpt.py GPT.generate: the prompt's last `context` characters prefilled once, one
+     cached step per character, the window restarting from its last half when full. */
+  async generate(body, opts = {}) {
+    const req = checkGenerate(body, this.vocab);
+    const context = this.config("gpt").context;
+    const [ids, unknown] = this.vocab.encode(req.prompt);
+    const cache = this.emptyCache();
+    let seq = ids.slice(-context);
+    let logits = await this.gptStep(cache, seq, 0);
+    const steps = [];
+    let pending = [];
+    let flushed = performance.now();
+    for (let i = 0; i < req.max_new_tokens; i++) {
+      if (opts.signal && opts.signal.aborted) throw new DOMException("generation stopped", "AbortError");
+      const dist = samplingDistribution(logits.subarray(FIRST_CHAR), req.temperature, req.top_k, req.top_p);
+      const token = FIRST_CHAR + draw(dist, uniform(req.seed, i));
+      const step = this.stepJson(dist, token);
+      steps.push(step);
+      pending.push(step);
+      if (opts.onChars && (performance.now() - flushed > 30 || i === req.max_new_tokens - 1)) {
+        opts.onChars(pending.map((s) => s.char).join(""), pending);
+        pending = [];
+        flushed = performance.now();
+        await new Promise((resolve) => setTimeout(resolve, 0)); // let the page draw
+      }
+      if (i === req.max_new_tokens - 1) break;
+      seq.push(token);
+      if (seq.length > context) {
+        seq = seq.slice(-Math.floor(context / 2));
+        logits = await this.gptStep(cache, seq, 0);
+      } else {
+        logits = await this.gptStep(cache, seq.slice(-1), seq.length - 1);
+      }
+    }
+    return { text: steps.map((s) => s.char).join(""), steps, context_used: Math.min(ids.length, context), unknown_chars: unknown };
+  }
+
+  /* app/routers/generation.py next_token: one full forward over the window generation reads. */
+  async nextToken(body) {
+    const req = checkNextToken(body, this.vocab);
+    const context = this.config("gpt").context;
+    const [ids, unknown] = this.vocab.encode(req.prompt);
+    if (req.generated >= ids.length) {
+      throw new EngineError("generated is " + req.generated + ", but the prompt has only " + ids.length +
+        " characters (the original prompt must be at least one of them)", "generated");
+    }
+    if (ids.length - req.generated > 10000) throw new EngineError("prompt must be at most 10000 characters before the generated ones", "prompt");
+    const window = ids.slice(windowStart(ids.length - req.generated, req.generated, context));
+    const logits = await this.gptStep(this.emptyCache(), window, 0);
+    const dist = samplingDistribution(logits.subarray(FIRST_CHAR), req.temperature, req.top_k, req.top_p);
+    let sample = null;
+    if (req.seed !== null) {
+      const u = uniform(req.seed, req.generated);
+      const index = draw(dist, u);
+      sample = { char: this.vocab.chars[index], index, prob: dist.final[index], u };
+    }
+    return { chars: this.vocab.chars, raw: Array.from(dist.raw), tempered: Array.from(dist.tempered),
+      final: Array.from(dist.final), kept: dist.kept, entropy: entropies(dist), greedy: dist.greedy,
+      context_used: window.length, unknown_chars: unknown, sample };
+  }
+
+  /* app/routers/mask_fill.py + app/tasks/bert.py BERT.fill */
+  async maskFill(body) {
+    const req = checkMaskFill(body, this.vocab);
+    const config = this.config("bert");
+    const input = maskedInput(this.vocab, req.text, req.positions, config.context);
+    const seq = [CLS, ...input.ids, SEP];
+    const zeros = new Array(seq.length).fill(0);
+    const out = await this.run("bert", { input_ids: this.int64(seq, [1, seq.length]), token_type_ids: this.int64(zeros, [1, seq.length]) });
+    const mlm = out.mlm_logits.data;
+    const v = config.vocab_size;
+    const masks = input.masks.map((pos, j) => {
+      const row = (pos + 1) * v;
+      const p = softmaxRow(mlm, row + FIRST_CHAR, row + v);
+      const entry = { position: pos, predictions: ranked(this.vocab, p, req.top_k), original: null };
+      if (input.originals && input.originals[j] >= FIRST_CHAR) {
+        const po = p[input.originals[j] - FIRST_CHAR];
+        entry.original = { char: this.vocab.token(input.originals[j]), prob: po, rank: p.filter((x) => x > po).length + 1 };
+      }
+      return entry;
+    });
+    return { tokens: input.ids.map((t) => this.vocab.token(t)), unknown_chars: input.unknown, masks };
+  }
+}
+
+/* ---------- loading in the browser ---------- */
+async function cached(url, expected) {
+  const cache = typeof caches !== "undefined" ? await caches.open(CACHE).catch(() => null) : null;
+  const hit = cache ? await cache.match(url) : null;
+  if (hit) {
+    const data = await hit.arrayBuffer();
+    stats.cached += data.byteLength;
+    return data;
+  }
+  const response = await fetch(url);
+  if (!response.ok) throw new EngineError("could not download " + url + " (HTTP " + response.status + ")", null, 503);
+  const data = await response.arrayBuffer();
+  stats.downloaded += Number(response.headers.get("X-Encoded-Bytes")) || expected || data.byteLength;
+  if (cache) await cache.put(url, new Response(data.slice(0), { headers: { "Content-Type": "application/octet-stream" } })).catch(() => {});
+  return data;
+}
+
+async function manifestOf(set) {
+  const url = "/web/models/" + encodeURIComponent(set) + "/manifest.json";
+  const cache = typeof caches !== "undefined" ? await caches.open(CACHE).catch(() => null) : null;
+  try {
+    const response = await fetch(url, { cache: "no-cache", signal: AbortSignal.timeout(MANIFEST_TIMEOUT_MS) });
+    if (response.ok) {
+      const manifest = await response.clone().json();
+      if (cache) await cache.put(url, response).catch(() => {});
+      return manifest;
+    }
+    if (response.status === 404) {
+      throw new EngineError("this model set has no copies for your device yet", "model", 404);
+    }
+  } catch (err) {
+    if (err instanceof EngineError) throw err;
+  }
+  const hit = cache ? await cache.match(url) : null;
+  if (hit) return hit.json();
+  throw new EngineError("the models for your device could not be downloaded (no network, and none kept from an earlier visit)", null, 503);
+}
+
+let ortPromise = null;
+function loadOrt(files) {
+  if (!ortPromise) {
+    ortPromise = (async () => {
+      const [ort, wasm] = await Promise.all([import(ORT_MODULE), cached(files.wasm, files.wasm_gzip_bytes)]);
+      ort.env.wasm.numThreads = 1; // no cross-origin isolation needed, and the page stays responsive enough
+      ort.env.wasm.proxy = false;
+      ort.env.wasm.wasmPaths = { mjs: new URL(files.module, location.href).href };
+      ort.env.wasm.wasmBinary = wasm;
+      return ort;
+    })();
+    ortPromise.catch(() => { ortPromise = null; });
+  }
+  return ortPromise;
+}
+
+const engines = new Map();
+
+export function ready(model) {
+  const set = model || "default";
+  if (!engines.has(set)) {
+    const started = performance.now();
+    const loading = (async () => {
+      const manifest = await manifestOf(set);
+      const ort = await loadOrt(manifest.engine);
+      const bytes = {};
+      await Promise.all(Object.entries(manifest.models).map(async ([family, part]) => {
+        bytes[family] = new Uint8Array(await cached(part.url, part.gzip_bytes));
+      }));
+      const engine = await Engine.create(ort, manifest, bytes);
+      if (stats.readyMs === null) stats.readyMs = Math.round(performance.now() - started);
+      return engine;
+    })();
+    engines.set(set, loading);
+    loading.catch(() => engines.delete(set));
+  }
+  return engines.get(set);
+}
+
+export function usage() {
+  return Object.assign({}, stats);
+}
+
+export async function generate(body, opts) {
+  return (await ready(body && body.model)).generate(body, opts);
+}
+
+export async function nextToken(body) {
+  return (await ready(body && body.model)).nextToken(body);
+}
+
+export async function maskFill(body) {
+  return (await ready(body && body.model)).maskFill(body);
+}

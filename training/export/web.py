@@ -1,0 +1,225 @@
+"""Web copies of a model set: what the browser's engine (static/lib/engine.js) downloads.
+
+For each of gpt.onnx and bert.onnx a copy whose float weights are stored as float16 (half the
+bytes) behind a Cast to float32: onnxruntime folds the Casts when it loads the graph, so it then
+computes in float32 exactly as the server does, only from rounded weights. The copy is checked
+against the float32 graph before it is kept (`check_gpt`, `check_bert`):
+
+- GPT: the same greedy and seeded texts (CHECK_CHARS characters after each of a few prompts);
+- BERT: the same top prediction at every position, probabilities within BERT_TOLERANCE.
+
+A copy that fails keeps float32 weights (a bigger download, the same answers). Each file is named
+by its content hash (gpt.<hash>.onnx: a URL that never changes meaning, so browsers may cache it
+for ever) and written with a gzip copy beside it (.gz, level 9, once: never per request).
+`web/manifest.json` lists them with what the engine needs to run them without the server:
+the vocabulary, each model's config, the sizes and the check.
+
+`python -m training web-copies FOLDER...` adds them to existing set folders (the writer of new
+sets, training/export/model_set.py, calls `write_web_copies` itself).
+"""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from app.contract import (CLS, FIRST_CHAR, MASK, SEP, VOCAB_FILE, cache_names, cache_shape, card_file, onnx_file,
+                          uniform, write_json)
+
+WEB_DIR, MANIFEST = "web", "manifest.json"
+FORMAT = 1
+WEB_FAMILIES = ("gpt", "bert")  # what the engine runs (Generation and Mask-Fill)
+CHECK_PROMPTS = ("To be, or not to be, ", "ROMEO:\n", "the ")
+CHECK_SEEDS = (0, 1, 42)
+CHECK_CHARS = 200
+BERT_TOLERANCE = 1e-4
+FP16_MAX = 65504.0
+
+
+def fp16_graph(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy of `model` whose float32 initializers are stored as float16, each behind a Cast."""
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    graph = out.graph
+    casts, kept = [], []
+    for init in graph.initializer:
+        if init.data_type != TensorProto.FLOAT:
+            kept.append(init)
+            continue
+        w = numpy_helper.to_array(init)
+        if w.size < 2 or not np.all(np.isfinite(w)) or np.abs(w).max(initial=0) > FP16_MAX:
+            kept.append(init)  # scalars and out-of-range weights stay float32
+            continue
+        half = numpy_helper.from_array(w.astype(np.float16), init.name + "__fp16")
+        kept.append(half)
+        casts.append(helper.make_node("Cast", [half.name], [init.name], to=TensorProto.FLOAT,
+                                      name=init.name + "__cast"))
+    del graph.initializer[:]
+    graph.initializer.extend(kept)
+    nodes = list(graph.node)
+    del graph.node[:]
+    graph.node.extend(casts + nodes)
+    return out
+
+
+def _session(data: bytes):
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    so.inter_op_num_threads = 1
+    so.log_severity_level = 3
+    return ort.InferenceSession(data, so, providers=["CPUExecutionProvider"])
+
+
+def _draw(logits: np.ndarray, u: float | None) -> int:
+    """THE draw at temperature 1 with no truncation (app/sampling.py), or greedy when u is None."""
+    z = logits[FIRST_CHAR:].astype(np.float64)
+    if u is None:
+        return FIRST_CHAR + int(np.argmax(z))
+    p = np.exp(z - z.max())
+    cdf = np.cumsum(p / p.sum())
+    i = int(np.searchsorted(cdf, u * cdf[-1], side="right"))
+    return FIRST_CHAR + min(i, len(cdf) - 1)
+
+
+def gpt_text(session, config: dict, ids: list[int], n: int, seed: int | None) -> list[int]:
+    """n characters after `ids` (KV-cached, with the window rule of app/tasks/gpt.py)."""
+    context = int(config["context"])
+    names = cache_names(int(config["n_layer"]))
+    cache = {name: np.zeros(cache_shape(config), dtype=np.float32) for name in names}
+    outputs = ["logits", *[name.replace("past_", "present_", 1) for name in names]]
+
+    def run(new: list[int], start: int) -> np.ndarray:
+        result = session.run(outputs, {"input_ids": np.asarray([new], dtype=np.int64),
+                                       "past_length": np.array(start, dtype=np.int64), **cache})
+        cache.update(zip(names, result[1:]))
+        return result[0][0, -1]
+
+    seq = list(ids[-context:])
+    logits = run(seq, 0)
+    out = []
+    for i in range(n):
+        token = _draw(logits, None if seed is None else uniform(seed, i))
+        out.append(token)
+        seq.append(token)
+        if len(seq) > context:
+            seq = seq[-(context // 2):]
+            logits = run(seq, 0)
+        else:
+            logits = run(seq[-1:], len(seq) - 1)
+    return out
+
+
+def encode(chars: list[str], text: str) -> list[int]:
+    stoi = {ch: i + FIRST_CHAR for i, ch in enumerate(chars)}
+    return [stoi.get(ch, 1) for ch in text]
+
+
+def check_gpt(fp32: bytes, web: bytes, config: dict, chars: list[str]) -> dict:
+    a, b = _session(fp32), _session(web)
+    texts = same = 0
+    for prompt in CHECK_PROMPTS:
+        ids = encode(chars, prompt)
+        for seed in (None, *CHECK_SEEDS):
+            texts += 1
+            same += gpt_text(a, config, ids, CHECK_CHARS, seed) == gpt_text(b, config, ids, CHECK_CHARS, seed)
+    return {"ok": same == texts, "texts": texts, "same_texts": same, "chars_each": CHECK_CHARS,
+            "what": "greedy and seeded (temperature 1) texts after fixed prompts"}
+
+
+def check_bert(fp32: bytes, web: bytes, config: dict, chars: list[str]) -> dict:
+    """Every position of a few lines masked in turn: probabilities and top-1 of both graphs."""
+    a, b = _session(fp32), _session(web)
+    room = int(config["context"]) - 2
+    worst, same_top, rows = 0.0, 0, 0
+    for prompt in (*CHECK_PROMPTS, "Now is the winter of our discontent"):
+        ids = encode(chars, prompt)[:room]
+        batch = np.tile(np.asarray([CLS, *ids, SEP], dtype=np.int64), (len(ids), 1))
+        batch[np.arange(len(ids)), np.arange(len(ids)) + 1] = MASK
+        feeds = {"input_ids": batch, "token_type_ids": np.zeros_like(batch)}
+        pa, pb = (_probs(s.run(["mlm_logits"], feeds)[0], len(ids)) for s in (a, b))
+        worst = max(worst, float(np.abs(pa - pb).max()))
+        same_top += int((pa.argmax(-1) == pb.argmax(-1)).sum())
+        rows += len(ids)
+    return {"ok": worst <= BERT_TOLERANCE and same_top == rows, "max_abs_prob_diff": worst,
+            "tolerance": BERT_TOLERANCE, "positions": rows, "same_top1": same_top,
+            "what": "each character of fixed lines masked in turn: probabilities over the characters"}
+
+
+def _probs(mlm: np.ndarray, n: int) -> np.ndarray:
+    z = mlm[np.arange(n), np.arange(n) + 1, FIRST_CHAR:].astype(np.float64)
+    z = np.exp(z - z.max(-1, keepdims=True))
+    return z / z.sum(-1, keepdims=True)
+
+
+CHECKS = {"gpt": check_gpt, "bert": check_bert}
+
+
+def _write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        tmp.write_bytes(data)
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_web_copies(folder: Path, families=WEB_FAMILIES) -> dict | None:
+    """Write folder/web/ (hashed copies, their .gz, manifest.json) for the families the set holds;
+    the manifest, or None when the set holds none of them. Old copies are removed."""
+    folder = Path(folder)
+    present = [f for f in families if (folder / onnx_file(f)).is_file() and (folder / card_file(f)).is_file()]
+    if not present or not (folder / VOCAB_FILE).is_file():
+        return None
+    chars = json.loads((folder / VOCAB_FILE).read_text(encoding="utf-8"))["chars"]
+    web = folder / WEB_DIR
+    web.mkdir(exist_ok=True)
+    manifest = {"format": FORMAT, "vocab": {"chars": chars}, "models": {}}
+    keep = {MANIFEST}
+    for fam in present:
+        config = json.loads((folder / card_file(fam)).read_text(encoding="utf-8"))["config"]
+        fp32 = (folder / onnx_file(fam)).read_bytes()
+        half = fp16_graph(onnx.load_from_string(fp32)).SerializeToString()
+        check = CHECKS[fam](fp32, half, config, chars)
+        data, storage = (half, "fp16") if check["ok"] else (fp32, "fp32")
+        digest = hashlib.sha256(data).hexdigest()
+        name = f"{fam}.{digest[:16]}.onnx"
+        packed = gzip.compress(data, compresslevel=9, mtime=0)
+        if not (web / name).is_file() or hashlib.sha256((web / name).read_bytes()).hexdigest() != digest:
+            _write(web / name, data)
+        _write(web / (name + ".gz"), packed)
+        keep.update({name, name + ".gz"})
+        manifest["models"][fam] = {
+            "file": name, "sha256": digest, "bytes": len(data), "gzip_bytes": len(packed), "storage": storage,
+            "fp32_bytes": len(fp32), "config": {k: config[k] for k in ("vocab_size", "context", "n_layer", "n_head", "n_embd")},
+            "check": check}
+    write_json(web / MANIFEST, manifest)
+    for old in web.iterdir():
+        if old.name not in keep and not old.name.startswith("."):
+            old.unlink(missing_ok=True)
+    return manifest
+
+
+def main(folders: list[str]) -> None:
+    """python -m training web-copies FOLDER...: every set folder given, and every set below it
+    (a run's final/ and snapshots/step-N/), gets its web copies."""
+    for top in folders:
+        top = Path(top)
+        if not top.is_dir():
+            raise SystemExit(f"python -m training web-copies: {top} is not a folder")
+        sets = [p.parent for p in sorted(top.rglob(VOCAB_FILE)) if WEB_DIR not in p.parts and not any(
+            part.startswith(".tmp-") for part in p.parts)]
+        for folder in sets:
+            manifest = write_web_copies(folder)
+            if manifest is None:
+                continue
+            summary = {f: {k: m[k] for k in ("file", "storage", "bytes", "gzip_bytes")} | {"check_ok": m["check"]["ok"]}
+                       for f, m in manifest["models"].items()}
+            print(json.dumps({"set": str(folder), "models": summary}), flush=True)
