@@ -3,6 +3,7 @@ tests exercise real ONNX files without depending on the shipped models' numbers.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
 from pathlib import Path
 
@@ -10,6 +11,28 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SHIPPED_MODELS = REPO / "models"
+CHROMIUM = Path("/usr/bin/chromium")  # Debian's package; Playwright cannot download its own browser here
+BROWSER_TESTS = Path(__file__).parent / "browser"
+
+
+def browser_missing() -> str | None:
+    """Why browser tests cannot run here, or None."""
+    if not CHROMIUM.exists():
+        return "Debian's chromium is not installed (/usr/bin/chromium; `apt-get install -y chromium`)"
+    if importlib.util.find_spec("playwright") is None:
+        return "playwright is not installed (pip install -e '.[test]')"
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    """Every test under tests/browser/ is marked `browser` (so `-m "not browser"` never starts
+    Chromium), and the one Chromium guard: browser tests are skipped, saying why, where it is missing."""
+    why = browser_missing()
+    for item in items:
+        if BROWSER_TESTS in Path(item.path).parents:
+            item.add_marker(pytest.mark.browser)
+        if why and item.get_closest_marker("browser"):
+            item.add_marker(pytest.mark.skip(reason=why))
 
 
 def write_tiny_corpus(folder: Path) -> Path:

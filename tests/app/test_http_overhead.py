@@ -14,8 +14,8 @@ import urllib.request
 import pytest
 
 from app.config import REPO
-from benchmarks import http_overhead as bench
-from benchmarks.common import free_port, stop_server
+from benchmarks import http_overhead as bench  # the benchmark's own parser and table, tested directly
+from tests.app.run_servers import free_port
 
 CAPTURED = """Running 1s test @ http://127.0.0.1:8765/api/echo
   1 threads and 4 connections
@@ -108,6 +108,7 @@ def test_parses_a_real_short_run(tmp_path):
         core = min(os.sched_getaffinity(0))
         got = bench.run_wrk(f"http://127.0.0.1:{port}/api/echo", script, 1, 2, core)
     finally:
-        stop_server(server)
+        server.terminate()
+        server.wait(timeout=15)
     assert got["requests"] > 0 and got["rate"] > 0 and got["seconds"] > 0
     assert got["non_2xx"] == 0 and got["latency_ms"] > 0

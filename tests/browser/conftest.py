@@ -72,9 +72,9 @@ def serve(app):
 
 @pytest.fixture(scope="session")
 def browser():
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not CHROMIUM.exists():
-        pytest.skip("Debian's chromium is not installed (/usr/bin/chromium)")
+    """Debian's headless Chromium (tests/conftest.py skips every browser test where it is missing)."""
+    from playwright import sync_api
+
     with sync_api.sync_playwright() as pw:
         b = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS)
         yield b
@@ -109,7 +109,9 @@ document.addEventListener('securitypolicyviolation', (e) => {
 """
 
 
-def make_page(browser, base: str, width: int = 1280, height: int = 900):
+def new_page(browser, base: str, width: int = 1280, height: int = 900):
+    """(context, page, recorder): a fresh browser context at `base` whose page records console errors,
+    page errors, CSP violations and every request. The caller closes the context."""
     context = browser.new_context(viewport={"width": width, "height": height}, base_url=base,
                                   service_workers="block")
     rec = Recorder(base)
@@ -121,12 +123,19 @@ def make_page(browser, base: str, width: int = 1280, height: int = 900):
     return context, page, rec
 
 
+@pytest.fixture(scope="session")
+def make_page():
+    """`make_page(browser, base, width, height)` -> (context, page, recorder) for a server of the
+    test's own (`page_factory` is the same on the suite's live_server)."""
+    return new_page
+
+
 @pytest.fixture
 def page_factory(browser, live_server):
     contexts = []
 
     def factory(width: int = 1280, height: int = 900):
-        context, page, rec = make_page(browser, live_server, width, height)
+        context, page, rec = new_page(browser, live_server, width, height)
         contexts.append(context)
         return page, rec
 

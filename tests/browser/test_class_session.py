@@ -11,7 +11,6 @@ import pytest
 
 from app.config import Settings
 from app.main import create_app
-from tests.browser.conftest import make_page
 from tests.conftest import SHIPPED_MODELS
 
 pytestmark = pytest.mark.browser
@@ -37,7 +36,8 @@ def followed(page, selector: str, pattern: str) -> float:
     return time.monotonic() - t0
 
 
-def test_three_students_follow_the_teacher_through_an_nsp_item_and_its_reveal(browser, class_server, screenshots):
+def test_three_students_follow_the_teacher_through_an_nsp_item_and_its_reveal(browser, class_server, screenshots,
+                                                                              make_page):
     contexts = []
 
     def new(width, height):
@@ -112,7 +112,7 @@ def test_three_students_follow_the_teacher_through_an_nsp_item_and_its_reveal(br
             context.close()
 
 
-def test_a_local_only_server_says_students_cannot_reach_it(browser, app_server, tmp_path):
+def test_a_local_only_server_says_students_cannot_reach_it(browser, app_server, tmp_path, make_page):
     app = create_app(Settings(models_dir=SHIPPED_MODELS, data_dir=tmp_path, instructor_token=TOKEN))
     with app_server(app) as url:
         context, page, rec = make_page(browser, url, 1280, 720)
@@ -131,7 +131,7 @@ def test_a_local_only_server_says_students_cannot_reach_it(browser, app_server, 
             context.close()
 
 
-def test_label_together_hands_the_pooled_labels_to_the_fine_tune_lab(browser, class_server):
+def test_label_together_hands_the_pooled_labels_to_the_fine_tune_lab(browser, class_server, make_page):
     """The class page's "Fine-tune on the pooled labels" opens /finetune?class=CODE, which fetches the
     session's labels.jsonl (instructor only) and starts the fine-tune with it as the uploaded task."""
     from app.runs.rules import training_available

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("playwright.sync_api")
 pytestmark = pytest.mark.browser
 
 

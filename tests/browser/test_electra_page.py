@@ -4,19 +4,14 @@ is filled by the generator and each character shows the discriminator's own prob
 from __future__ import annotations
 
 import httpx
-import pytest
 
-pytest.importorskip("playwright.sync_api")
-
-from app.config import REPO, Settings  # noqa: E402
-from app.main import create_app  # noqa: E402
+from app.config import REPO, Settings
+from app.main import create_app
 
 TEXT = "To be, or not to be, that is the question"
 
 
-def test_strip_shows_the_discriminator_on_the_generators_fills(app_server, browser):
-    from tests.browser.conftest import make_page
-
+def test_strip_shows_the_discriminator_on_the_generators_fills(app_server, browser, make_page):
     with app_server(create_app(Settings(models_dir=REPO / "models"))) as url:
         _, page, rec = make_page(browser, url)
         page.goto(url + "/objectives?text=" + TEXT.replace(" ", "+") + "&seed=4")

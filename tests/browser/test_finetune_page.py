@@ -4,7 +4,6 @@ a student's browser watches it fill the plot and the table, whose numbers are th
 the exported classifiers in "Try it"."""
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import subprocess
@@ -14,11 +13,6 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("playwright.sync_api")
-_spec = importlib.util.spec_from_file_location("browser_suite", Path(__file__).with_name("conftest.py"))
-_suite = sys.modules.setdefault("browser_suite", importlib.util.module_from_spec(_spec))
-_spec.loader.exec_module(_suite)
-make_page = _suite.make_page
 
 pytestmark = pytest.mark.browser
 TOKEN = "browser-teacher-token"
@@ -53,7 +47,7 @@ def no_horizontal_scroll(page) -> bool:
     return page.evaluate("document.scrollingElement.scrollWidth <= window.innerWidth + 1")
 
 
-def test_the_lesson_reads_on_a_phone_and_on_a_projector(browser, ft_server):
+def test_the_lesson_reads_on_a_phone_and_on_a_projector(browser, ft_server, make_page):
     ctx, page, rec = make_page(browser, ft_server, 390, 844)
     page.goto("/finetune")
     page.wait_for_selector("#ft-plot svg")
@@ -77,7 +71,7 @@ def test_the_lesson_reads_on_a_phone_and_on_a_projector(browser, ft_server):
     ctx.close()
 
 
-def test_home_and_train_link_here(browser, ft_server):
+def test_home_and_train_link_here(browser, ft_server, make_page):
     ctx, page, rec = make_page(browser, ft_server)
     for path in ("/", "/train"):
         page.goto(path)
@@ -101,7 +95,7 @@ def percents(text: str) -> list[float]:
 
 
 @pytest.mark.skipif(not trainer_has_finetune(), reason="python -m training finetune is not in this checkout yet")
-def test_instructor_starts_students_watch_and_the_numbers_are_the_apis(browser, ft_server, tmp_path):
+def test_instructor_starts_students_watch_and_the_numbers_are_the_apis(browser, ft_server, tmp_path, make_page):
     teacher_ctx, teacher, t_rec = make_page(browser, ft_server)
     teacher.goto(f"/login#token={TOKEN}")
     teacher.wait_for_url(re.compile(r"/train"))

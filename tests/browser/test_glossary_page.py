@@ -5,15 +5,11 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
 from app.glossary import FILE
 
-CHROMIUM = Path("/usr/bin/chromium")
-if not CHROMIUM.exists():
-    pytest.skip("Debian's chromium is not installed (/usr/bin/chromium)", allow_module_level=True)
 
 pytestmark = pytest.mark.browser
 

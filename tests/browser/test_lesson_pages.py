@@ -4,16 +4,11 @@ at desktop, phone and projector sizes, clean (no console error, CSP violation or
 and with the numbers on screen equal to the API's."""
 from __future__ import annotations
 
-from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import httpx
 import pytest
 
-CHROMIUM = Path("/usr/bin/chromium")
-pytest.importorskip("playwright.sync_api")
-if not CHROMIUM.exists():
-    pytest.skip("Debian's chromium is not installed (/usr/bin/chromium)", allow_module_level=True)
 
 pytestmark = pytest.mark.browser
 

@@ -13,14 +13,10 @@ from urllib.parse import parse_qs, urlparse
 import httpx
 import pytest
 
-CHROMIUM = Path("/usr/bin/chromium")
 SHIPPED = Path(__file__).resolve().parents[2] / "models"
 READY = "#n-seq .segment.seg-b"
 PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True, "device_scale_factor": 2}
 
-pytest.importorskip("playwright.sync_api")
-if not CHROMIUM.exists():
-    pytest.skip("Debian's chromium is not installed (/usr/bin/chromium)", allow_module_level=True)
 
 pytestmark = pytest.mark.browser
 

@@ -5,15 +5,10 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-CHROMIUM = Path("/usr/bin/chromium")
-pytest.importorskip("playwright.sync_api")
-if not CHROMIUM.exists():
-    pytest.skip("Debian's chromium is not installed (/usr/bin/chromium)", allow_module_level=True)
 
 pytestmark = pytest.mark.browser
 

@@ -2,19 +2,10 @@
 without the token watches it arrive live, sees the snapshots, and plays with the new models."""
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
-from pathlib import Path
 
 import pytest
 
-pytest.importorskip("playwright.sync_api")
-# the suite's page wrapper (console errors, CSP violations, foreign requests), for our own server
-_spec = importlib.util.spec_from_file_location("browser_suite", Path(__file__).with_name("conftest.py"))
-_suite = sys.modules.setdefault("browser_suite", importlib.util.module_from_spec(_spec))
-_spec.loader.exec_module(_suite)
-make_page = _suite.make_page
 
 pytestmark = pytest.mark.browser
 TOKEN = "browser-teacher-token"
@@ -41,7 +32,7 @@ LAYOUT = """() => {
 
 
 @pytest.fixture(scope="module")
-def finished_run(browser, train_server, tiny_corpus):
+def finished_run(browser, train_server, tiny_corpus, make_page):
     """The instructor's browser starts a run; the student's browser watches it to the end."""
     text = "".join(p.read_text(encoding="utf-8") for p in sorted(tiny_corpus.glob("*.txt")))
     text += "\n<b>bold?</b> [MASK] [CLS] <img src=x onerror=alert(1)>\n"
@@ -92,7 +83,7 @@ def test_student_watches_the_run_live_to_the_end(finished_run):
     finished_run["t_rec"].assert_clean(finished_run["teacher"])
 
 
-def test_share_link_restores_the_run(browser, train_server, finished_run):
+def test_share_link_restores_the_run(browser, train_server, finished_run, make_page):
     ctx, page, rec = make_page(browser, train_server)
     page.goto(f"/train?run={finished_run['id']}")
     page.wait_for_function("() => document.querySelector('#t-status').textContent === 'finished'")
@@ -106,7 +97,7 @@ def test_share_link_restores_the_run(browser, train_server, finished_run):
     ("/generate", "(await import('/static/lib/api.js')).api('/api/generate', {body: {prompt: 'Line ', max_new_tokens: 5}})"),
     ("/mask-fill", "(await import('/static/lib/api.js')).api('/api/mask-fill', {body: {text: 'Line 3 speaks', positions: [1]}})"),
 ])
-def test_the_new_models_play_in_the_applets(browser, train_server, finished_run, path, call):
+def test_the_new_models_play_in_the_applets(browser, train_server, finished_run, path, call, make_page):
     """The run and a snapshot, chosen by the link's `model`, are picked and answer in the applets."""
     run_id = finished_run["id"]
     ctx, page, rec = make_page(browser, train_server)
@@ -154,7 +145,7 @@ def test_the_run_shows_each_models_own_steps_and_honest_numbers(finished_run):
     assert "tokens/s" not in page.inner_text("#t-stats") and "remaining" not in page.inner_text("#t-stats")
 
 
-def test_a_runs_model_gets_its_own_text_not_shakespeare(browser, train_server, finished_run):
+def test_a_runs_model_gets_its_own_text_not_shakespeare(browser, train_server, finished_run, make_page):
     """Generation's prompt, Mask-Fill's sentence and examples, and the footer come from the run's
     own held-out text when its model is chosen."""
     run_id, text = finished_run["id"], " ".join(finished_run["text"].split())
