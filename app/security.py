@@ -15,7 +15,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 CSP = "; ".join([
     "default-src 'self'",
-    "script-src 'self'",
+    # 'wasm-unsafe-eval': the browser engine (static/lib/engine.js) compiles onnxruntime's WebAssembly;
+    # it allows WebAssembly compilation only, never eval() of JavaScript ('unsafe-eval' stays out)
+    "script-src 'self' 'wasm-unsafe-eval'",
     "style-src 'self'",
     "img-src 'self' data:",
     "font-src 'self'",

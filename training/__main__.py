@@ -38,6 +38,8 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--masking", choices=list(SCHEMES), default=None,
                    help="BERT and ELECTRA: which characters are hidden: each on its own (char), spans, or whole words")
     p.add_argument("--no-nsp", action="store_true", help="BERT: MLM only (as RoBERTa)")
+    p.add_argument("--init-from", default=None,
+                   help="ELECTRA: start the discriminator's encoder from a BERT checkpoint of the same size")
     p.add_argument("--resume", default=None, help="checkpoint to continue from (its settings win, but --steps/--minutes extend)")
 
 
@@ -113,11 +115,18 @@ def main(argv: list[str] | None = None) -> None:
     add_recovery_args(sub.add_parser("recovery", help="masked top-1 of BERTs trained with each masking, under each"))
     from .live import add_live_args
     add_live_args(sub.add_parser("live", help="train gpt and/or bert side by side, reporting JSON lines (the app's /train)"))
+    p = sub.add_parser("web-copies", help="add web copies (hashed, gzipped, fp16 when it keeps the answers) to model-set "
+                       "folders and every set below them, for the browser's engine and export-static")
+    p.add_argument("folders", nargs="+", help="model-set folders (e.g. models: the shipped set and its example run)")
     sub.add_parser("finetune", add_help=False, help="fine-tune a model set's BERT on a labelled task: full vs probe vs scratch (--help)")
     args = parser.parse_args(argv)
     if args.command == "live":
         from .live import cli
         cli(sys.argv[2:] if argv is None else argv[1:])
+    if args.command == "web-copies":
+        from .export.web import main as web_main
+
+        return web_main(args.folders)
     if args.command == "recovery":
         from .recovery import main as recovery_main
 

@@ -15,7 +15,8 @@ from app.security import CSP
 PAGES = ["/", "/mask-fill", "/generate", "/nsp", "/attention", "/compare", "/objectives", "/concepts"]
 TEMPLATES = sorted((REPO / "templates").glob("*.html"))
 SCRIPTS = sorted(p for p in (REPO / "static").rglob("*.js") if "vendor" not in p.parts)
-REQUIRED_CSP = ["default-src 'self'", "script-src 'self'", "style-src 'self'", "object-src 'none'",
+# 'wasm-unsafe-eval': WebAssembly for the browser engine (static/lib/engine.js); never 'unsafe-eval'
+REQUIRED_CSP = ["default-src 'self'", "script-src 'self' 'wasm-unsafe-eval'", "style-src 'self'", "object-src 'none'",
                 "base-uri 'none'", "frame-ancestors 'self'", "connect-src 'self'", "form-action 'self'"]
 
 

@@ -127,6 +127,12 @@ def write_model_files(folder: Path, models: dict, cards: dict, vocab_json: dict,
     write_json(folder / VOCAB_FILE, vocab_json)
     for file_name, data in files.items():
         write_json(folder / file_name, data)
+    try:  # the browser's copies (training/export/web.py); a set without them is still served
+        from .web import write_web_copies
+
+        write_web_copies(folder)
+    except Exception as e:  # noqa: BLE001
+        print(f"web copies of {folder} not written: {e}", file=sys.stderr)
     return True
 
 

@@ -181,11 +181,22 @@ def write_web_copies(folder: Path, families=WEB_FAMILIES) -> dict | None:
     chars = json.loads((folder / VOCAB_FILE).read_text(encoding="utf-8"))["chars"]
     web = folder / WEB_DIR
     web.mkdir(exist_ok=True)
+    try:
+        before = json.loads((web / MANIFEST).read_text(encoding="utf-8")).get("models", {})
+    except (OSError, ValueError):
+        before = {}
     manifest = {"format": FORMAT, "vocab": {"chars": chars}, "models": {}}
     keep = {MANIFEST}
     for fam in present:
         config = json.loads((folder / card_file(fam)).read_text(encoding="utf-8"))["config"]
         fp32 = (folder / onnx_file(fam)).read_bytes()
+        source = hashlib.sha256(fp32 + json.dumps(chars).encode()).hexdigest()
+        old = before.get(fam) or {}
+        if (old.get("source_sha256") == source and (web / str(old.get("file"))).is_file()
+                and (web / f"{old.get('file')}.gz").is_file()):
+            manifest["models"][fam] = old  # the same graph and vocabulary: its copy stands
+            keep.update({old["file"], old["file"] + ".gz"})
+            continue
         half = fp16_graph(onnx.load_from_string(fp32)).SerializeToString()
         check = CHECKS[fam](fp32, half, config, chars)
         data, storage = (half, "fp16") if check["ok"] else (fp32, "fp32")
@@ -197,9 +208,9 @@ def write_web_copies(folder: Path, families=WEB_FAMILIES) -> dict | None:
         _write(web / (name + ".gz"), packed)
         keep.update({name, name + ".gz"})
         manifest["models"][fam] = {
-            "file": name, "sha256": digest, "bytes": len(data), "gzip_bytes": len(packed), "storage": storage,
+            "file": name, "sha256": digest, "source_sha256": source, "bytes": len(data), "gzip_bytes": len(packed), "storage": storage,
             "fp32_bytes": len(fp32), "config": {k: config[k] for k in ("vocab_size", "context", "n_layer", "n_head", "n_embd")},
-            "check": check}
+            "fp16_check": check}
     write_json(web / MANIFEST, manifest)
     for old in web.iterdir():
         if old.name not in keep and not old.name.startswith("."):
@@ -220,6 +231,6 @@ def main(folders: list[str]) -> None:
             manifest = write_web_copies(folder)
             if manifest is None:
                 continue
-            summary = {f: {k: m[k] for k in ("file", "storage", "bytes", "gzip_bytes")} | {"check_ok": m["check"]["ok"]}
+            summary = {f: {k: m[k] for k in ("file", "storage", "bytes", "gzip_bytes")} | {"fp16_check_ok": m["fp16_check"]["ok"]}
                        for f, m in manifest["models"].items()}
             print(json.dumps({"set": str(folder), "models": summary}), flush=True)

@@ -1,0 +1,126 @@
+"""What the browser needs to run the models itself (static/lib/engine.js): each set's web copies
+(written beside it by training/export/web.py) and onnxruntime-web's WebAssembly.
+
+GET /web/models/<set>/manifest.json   the set's web manifest ("default" = the default set), with
+                                      the URLs of its files and of the engine's; Cache-Control:
+                                      no-cache (asked again each visit, cheap: a few KB)
+GET /web/models/<set>/<family>.<hash>.onnx and GET /web/engine/<name>.<hash>.<ext>
+                                      content-hashed, so `Cache-Control: immutable` (a year): a
+                                      browser never asks twice. Sent gzip-compressed when the
+                                      browser accepts it, from a copy compressed once (the set's
+                                      .gz beside it; the engine's in memory, at first use), never
+                                      per request.
+The static build (app/static_build.py) writes the same files under the same URLs.
+"""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import re
+import threading
+from pathlib import Path
+
+from fastapi import APIRouter, Request
+from fastapi.responses import FileResponse, JSONResponse, Response
+
+from .. import deps
+from ..errors import ApiError
+
+router = APIRouter(tags=["device"], include_in_schema=False)
+
+WEB_DIR, MANIFEST = "web", "manifest.json"
+ENGINE_DIR = Path("vendor") / "onnxruntime-web"
+ENGINE_FILES = {"module": "ort-wasm-simd-threaded.js", "wasm": "ort-wasm-simd-threaded.wasm"}
+IMMUTABLE = "public, max-age=31536000, immutable"
+MODEL_FILE = re.compile(r"^[a-z]+\.[0-9a-f]{16}\.onnx$")
+ENGINE_FILE = re.compile(r"^(?P<stem>[A-Za-z0-9_.-]+)\.(?P<hash>[0-9a-f]{16})\.(?P<ext>js|wasm)$")
+TYPES = {"js": "text/javascript; charset=utf-8", "wasm": "application/wasm"}
+
+
+class EngineFile:
+    """One vendored engine file: its bytes, hash and a gzip copy made once."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.data = path.read_bytes()
+        self.hash = hashlib.sha256(self.data).hexdigest()[:16]
+        self.gz = gzip.compress(self.data, compresslevel=9, mtime=0)
+        stem, ext = path.name.rsplit(".", 1)
+        self.name, self.ext = f"{stem}.{self.hash}.{ext}", ext
+
+
+_engine: dict[str, EngineFile] = {}
+_engine_lock = threading.Lock()
+
+
+def engine_files(static_dir: Path) -> dict[str, EngineFile]:
+    """{"module": EngineFile, "wasm": EngineFile}, read and compressed once per process."""
+    with _engine_lock:
+        if not _engine:
+            for role, name in ENGINE_FILES.items():
+                _engine[role] = EngineFile(Path(static_dir) / ENGINE_DIR / name)
+        return _engine
+
+
+def engine_info(static_dir: Path) -> dict:
+    files = engine_files(static_dir)
+    return {"module": f"/web/engine/{files['module'].name}", "wasm": f"/web/engine/{files['wasm'].name}",
+            "wasm_bytes": len(files["wasm"].data), "wasm_gzip_bytes": len(files["wasm"].gz)}
+
+
+def read_manifest(folder: Path) -> dict | None:
+    try:
+        return json.loads((Path(folder) / WEB_DIR / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def set_manifest(manifest: dict, set_id: str, name: str, engine: dict) -> dict:
+    """The manifest as the browser reads it: the set's own plus the URLs of every file."""
+    models = {fam: {**part, "url": f"/web/models/{set_id}/{part['file']}"} for fam, part in manifest["models"].items()}
+    return {**manifest, "id": set_id, "name": name, "models": models, "engine": engine}
+
+
+def accepts_gzip(request: Request) -> bool:
+    return "gzip" in request.headers.get("accept-encoding", "").lower()
+
+
+@router.get("/web/models/{set_id}/manifest.json")
+def manifest(set_id: str, request: Request, registry: deps.RegistryDep):
+    meta = registry.meta(None if set_id == "default" else set_id)
+    found = read_manifest(meta.folder)
+    if found is None:
+        raise ApiError(f"model set {meta.id!r} has no copies for the browser yet "
+                       f"(python -m training web-copies FOLDER writes them)", "model", status=404)
+    body = set_manifest(found, meta.id, meta.name, engine_info(request.app.state.settings.static_dir))
+    return JSONResponse(body, headers={"Cache-Control": "no-cache"})
+
+
+@router.get("/web/models/{set_id}/{file}")
+def model_file(set_id: str, file: str, request: Request, registry: deps.RegistryDep):
+    meta = registry.meta(set_id)
+    path = meta.folder / WEB_DIR / file
+    if not MODEL_FILE.match(file) or not path.is_file():
+        raise ApiError(f"model set {meta.id!r} has no web file {file!r} (an old link? the manifest names the current ones)",
+                       None, status=404)
+    headers = {"Cache-Control": IMMUTABLE, "Vary": "Accept-Encoding"}
+    packed = path.with_name(file + ".gz")
+    if accepts_gzip(request) and packed.is_file():
+        headers["Content-Encoding"] = "gzip"
+        return FileResponse(packed, media_type="application/octet-stream", headers=headers)
+    return FileResponse(path, media_type="application/octet-stream", headers=headers)
+
+
+@router.get("/web/engine/{file}")
+def engine_file(file: str, request: Request):
+    match = ENGINE_FILE.match(file)
+    files = engine_files(request.app.state.settings.static_dir)
+    found = next((f for f in files.values() if match and f.name == file), None)
+    if found is None:
+        raise ApiError(f"no engine file {file!r} here (an old link? the manifest names the current ones)", None, status=404)
+    headers = {"Cache-Control": IMMUTABLE, "Vary": "Accept-Encoding"}
+    if accepts_gzip(request):
+        headers["Content-Encoding"] = "gzip"
+        return Response(found.gz, media_type=TYPES[found.ext], headers=headers)
+    return Response(found.data, media_type=TYPES[found.ext], headers=headers)
