@@ -48,6 +48,8 @@ OPTIONS = {
     "--public-url": ("public_url", str, "the address students reach when behind a proxy or a name "
                      "(e.g. https://playground.school.lan); it goes in the class QR code"),
     "--class-expiry-hours": ("class_expiry_hours", float, "hours a class session and its answers live (default 12)"),
+    "--class-join-burst": ("class_join_burst", int, "new nicknames one client address may add at once (default 20)"),
+    "--class-join-every-s": ("class_join_every_s", float, "then one new nickname per this many seconds (default 3)"),
 }
 
 

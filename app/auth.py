@@ -11,11 +11,16 @@
   shared by the workers), so logout revokes that login alone, and a new token revokes them all.
   The cookie is accepted for state-changing requests (and logout) only when the browser says they
   come from this site (Sec-Fetch-Site / Origin): cross-site forgery needs both.
-- Guessing is capped per unit of time for the whole process, not per connection: a token bucket
-  lets GUESS_BURST wrong answers through, then one per GUESS_EVERY_S; while it is empty, token
-  checks answer 429 at once (with Retry-After) without comparing. A wrong token never waits
-  inside the server, and these requests hold no model slot (app/admission.py), so a guesser
-  cannot lock the class out. A logged-in browser's session keeps working during a flood.
+- Guessing is capped per client address (app/limits.py): each address may get GUESS_BURST wrong
+  answers at once, then one per GUESS_EVERY_S; while its budget is spent, that address's token
+  checks answer 429 at once (with Retry-After) without comparing. A global ceiling
+  (GLOBAL_BURST, then one per GLOBAL_EVERY_S) bounds guesses spread over many addresses, but never
+  refuses an address that has not guessed wrong lately: the right token from a quiet address
+  always works, and a logged-in browser (a valid session cookie) is never counted at all.
+- A session cookie that is no longer valid (logged out, expired, the token changed) is refused
+  without spending anything: its value is a random 256-bit secret, not a guess, and a tab holding
+  an old cookie must not use up anyone's budget. A wrong token never waits inside the server, and
+  these requests hold no model slot (app/admission.py), so a guesser cannot lock the class out.
 """
 from __future__ import annotations
 
@@ -32,10 +37,13 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from .errors import ApiError
+from .limits import PerClient, client_address, retry_after
 
 COOKIE = "pp_instructor"
-GUESS_BURST = 10  # wrong answers allowed at once
-GUESS_EVERY_S = 6.0  # then one per this many seconds (10 a minute, for the whole server process)
+GUESS_BURST = 10  # wrong answers allowed at once, per client address
+GUESS_EVERY_S = 6.0  # then one per this many seconds (10 a minute) for that address
+GLOBAL_BURST = 60  # wrong answers from every address together (quiet addresses are never refused)
+GLOBAL_EVERY_S = 1.0
 SESSION_TTL_S = 12 * 3600  # a school day
 
 
@@ -45,28 +53,6 @@ def new_token() -> str:
 
 def same(a: str, b: str) -> bool:
     return hmac.compare_digest(a.encode(), b.encode())
-
-
-class Throttle:
-    """A token bucket of wrong guesses, shared by every connection of this process."""
-
-    def __init__(self, burst: int = GUESS_BURST, every_s: float = GUESS_EVERY_S):
-        self.burst, self.every_s = burst, every_s
-        self.tokens, self.t = float(burst), time.monotonic()
-
-    def _refill(self) -> None:
-        now = time.monotonic()
-        self.tokens = min(self.burst, self.tokens + (now - self.t) / self.every_s)
-        self.t = now
-
-    def wait_s(self) -> float:
-        """0 when a guess may be checked now, else the seconds until one may."""
-        self._refill()
-        return 0.0 if self.tokens >= 1 else (1 - self.tokens) * self.every_s
-
-    def spend(self) -> None:
-        self._refill()
-        self.tokens = max(0.0, self.tokens - 1)
 
 
 class Sessions:
@@ -129,10 +115,10 @@ def settings_token(request: Request) -> str | None:
     return request.app.state.settings.instructor_token
 
 
-def throttle(request: Request) -> Throttle:
+def throttle(request: Request) -> PerClient:
     state = request.app.state
     if getattr(state, "auth_throttle", None) is None:
-        state.auth_throttle = Throttle()
+        state.auth_throttle = PerClient(GUESS_BURST, GUESS_EVERY_S, GLOBAL_BURST, GLOBAL_EVERY_S)
     return state.auth_throttle
 
 
@@ -157,17 +143,17 @@ def same_site(request: Request) -> bool:
 
 
 def check_guess(request: Request, ok, status: int, detail: str) -> None:
-    """Run the check `ok()` unless the guess budget is spent (then 429 at once, nothing compared);
-    a wrong answer spends one guess and is refused at once. No await inside: concurrent requests
-    cannot all pass the budget check before one of them spends it."""
-    t = throttle(request)
-    wait = t.wait_s()
+    """Run the check `ok()` unless this client's guess budget is spent (then 429 at once, nothing
+    compared); a wrong answer spends one of its guesses and is refused at once. No await inside:
+    concurrent requests cannot all pass the budget check before one of them spends it."""
+    t, client = throttle(request), client_address(request)
+    wait = t.wait_s(client)
     if wait > 0:
-        retry = max(1, round(wait))
-        raise ApiError(f"too many wrong instructor tokens lately; try again in {retry} s", "token", status=429,
-                       headers={"Retry-After": str(retry)})
+        retry = retry_after(wait)
+        raise ApiError(f"too many wrong instructor tokens from this address lately; try again in {retry} s", "token",
+                       status=429, headers={"Retry-After": retry})
     if not ok():
-        t.spend()
+        t.spend(client)
         raise ApiError(detail, "token", status=status)
 
 
@@ -192,9 +178,9 @@ async def require_instructor(request: Request) -> None:
                        "token", status=401)
     if not same_site(request):
         raise ApiError("instructor requests must come from this site's own pages", "token", status=403)
-    if not sessions(request).valid(cookie):
-        check_guess(request, lambda: False, 403,
-                    "the instructor session is not valid (logged out, expired, or the token changed); log in again at /login")
+    if not sessions(request).valid(cookie):  # a random 256-bit value: an old tab, not a guess; nothing spent
+        raise ApiError("the instructor session is not valid (logged out, expired, or the token changed); "
+                       "log in again at /login", "token", status=403)
 
 
 InstructorDep = Annotated[None, Depends(require_instructor)]

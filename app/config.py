@@ -82,3 +82,7 @@ class Settings(BaseSettings):
     database_url: str | None = None
     public_url: str | None = Field(None, pattern=r"^https?://[^/\s]+/?$")
     class_expiry_hours: float = Field(12.0, gt=0, le=24 * 30)
+    # New nicknames per client address (app/classes/guard.py): this many at once, then one per
+    # class_join_every_s. A class behind one NAT address shares it (20 at once + 20 a minute).
+    class_join_burst: int = Field(20, ge=1, le=100_000)
+    class_join_every_s: float = Field(3.0, gt=0, le=3600)

@@ -19,6 +19,7 @@ LATEST; an older one gets each step of MIGRATIONS after its version, in order, i
 an upgrade keeps every old session. A database newer than this code is refused, not touched."""
 from __future__ import annotations
 
+import logging
 import threading
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
@@ -26,19 +27,42 @@ from typing import Iterator
 
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
+from ..errors import ApiError
 from .models import Base
 
+log = logging.getLogger("app")
+
 BUSY_TIMEOUT_MS = 10_000
-LATEST = 1
+LATEST = 2
 # version -> SQL statements that bring version-1 to it (each step written for both dialects)
-MIGRATIONS: dict[int, list[str]] = {}
+MIGRATIONS: dict[int, list[str]] = {
+    2: ["ALTER TABLE class_sessions ADD COLUMN max_participants INTEGER NOT NULL DEFAULT 60",
+        "ALTER TABLE class_sessions ADD COLUMN joins_locked BOOLEAN NOT NULL DEFAULT false"],
+}
 MIGRATION_LOCK = 20201  # PostgreSQL advisory lock id held while migrating
 
 
 class SchemaTooNew(RuntimeError):
     pass
+
+
+def unavailable(e: OperationalError) -> ApiError:
+    """A database failure as the client sees it: what happened, in words, never a path or SQL."""
+    said = str(getattr(e, "orig", e)).lower()
+    log.warning("class database: %s", said.splitlines()[0][:200] if said else type(e).__name__)
+    if "full" in said or "no space" in said:
+        why = "the server's disk is full"
+    elif "readonly" in said or "read-only" in said:
+        why = "the server's data folder is read-only"
+    elif "locked" in said or "busy" in said:
+        why = "the database is busy"
+    else:
+        why = "the database cannot be reached"
+    return ApiError(f"class sessions cannot be saved right now: {why}; try again in a moment (the server's log "
+                    "says more)", None, status=503, headers={"Retry-After": "5"})
 
 
 def database_url(url: str | None, data_dir: Path) -> str:
@@ -100,14 +124,22 @@ class Database:
 
     @contextmanager
     def reading(self) -> Iterator[Session]:
-        with self.read() as session:
-            yield session
+        try:
+            with self.read() as session:
+                yield session
+        except OperationalError as e:
+            raise unavailable(e) from None
 
     @contextmanager
     def writing(self) -> Iterator[Session]:
-        """A transaction that commits on success and rolls back on any error: nothing half-written."""
-        with self._writer, self.write() as session, session.begin():
-            yield session
+        """A transaction that commits on success and rolls back on any error: nothing half-written.
+        The database failing (a full disk, a read-only folder, a lock held too long, PostgreSQL
+        gone) is a 503 saying so, logged in one line."""
+        try:
+            with self._writer, self.write() as session, session.begin():
+                yield session
+        except OperationalError as e:
+            raise unavailable(e) from None
 
     def migrate(self) -> int:
         """Create or upgrade the schema; returns the version now in the database."""

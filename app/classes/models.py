@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import JSON, Boolean, DateTime, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import JSON, Boolean, DateTime, ForeignKey, Integer, String, Text, UniqueConstraint, text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -34,6 +34,10 @@ class ClassSession(Base):
     leaderboard: Mapped[bool] = mapped_column(Boolean, default=False)
     # Bumped on every state change, so a watcher sees a change with one cheap read
     version: Mapped[int] = mapped_column(Integer, default=1)
+    # The room (schema version 2): places for students (removed nicknames free theirs), and the
+    # teacher's lock on new joins (a student already in gets back in with the cookie)
+    max_participants: Mapped[int] = mapped_column(Integer, default=60, server_default=text("60"))
+    joins_locked: Mapped[bool] = mapped_column(Boolean, default=False, server_default=text("false"))
 
 
 class Participant(Base):

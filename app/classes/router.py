@@ -13,14 +13,14 @@ import json
 from typing import Annotated, AsyncIterable
 
 from anyio import to_thread
-from fastapi import APIRouter, Depends, Path, Request, Response
+from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from fastapi.responses import HTMLResponse, PlainTextResponse
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
 from .. import auth, deps
 from ..errors import ApiError
 from ..schemas import ErrorBody
-from . import service, views
+from . import guard, room, service, views
 from .addresses import STUDENTS_FLAG, base_urls, student_url
 from .codes import display_code, normalize_code
 from ..schemas.classes import (AnswerRequest, CreateSession, Created, JoinRequest, NewItem, Participant, Results,
@@ -35,8 +35,10 @@ COOKIE_PREFIX = "pp_class_"
 
 # What every class-session route can answer besides its own statuses: 503 (no class database on this
 # server). With a JSON body: 400 (not JSON), 413 (too large), 422 (a field). With the instructor's
-# dependency: 401, 403, 429 (too many wrong tokens). With {code}: 422 (too long), 404, 410.
-BODY, INSTRUCTOR, CODE = (400, 413, 422), (401, 403, 429), (404, 410, 422)
+# dependency: 401, 403, 429 (too many wrong tokens). With {code}: 422 (too long), 404, 410, 429 (this address
+# guessed too many codes: app/classes/guard.py).
+BODY, INSTRUCTOR, CODE = (400, 413, 422), (401, 403, 429), (404, 410, 422, 429)
+GUARDED = [Depends(guard.code_guard)]  # the routes a student reaches with a code alone
 
 
 def errs(*statuses: int) -> dict:
@@ -96,25 +98,28 @@ def listing(request: Request, _: Instructor) -> dict:
             "reachable": bool(base_urls(settings)), "fix": None if base_urls(settings) else STUDENTS_FLAG}
 
 
-@router.post("/api/sessions/{code}/join", response_model=Participant, responses=errs(*BODY, *CODE, 409))
+@router.post("/api/sessions/{code}/join", response_model=Participant, responses=errs(*BODY, *CODE, 409),
+             dependencies=GUARDED)
 def join(code: CodePath, req: JoinRequest, request: Request, response: Response):
     """Join with a nickname (no account). Sets this session's participant cookie; the same browser
     joining again gets its participant back."""
-    person, value = service.join(classes(request).db, code, req.nickname, secret(request, code))
+    person, value = service.join(classes(request).db, code, req.nickname, secret(request, code),
+                                 guard.JoinBudget(request))
     hours = request.app.state.settings.class_expiry_hours
     response.set_cookie(cookie_name(code), value, max_age=int(hours * 3600) + 3600, httponly=True,
                         samesite="strict", secure=request.url.scheme == "https", path="/")
     return {"id": person.id, "nickname": person.nickname}
 
 
-@router.post("/api/sessions/{code}/answers", status_code=201, responses=errs(*BODY, *CODE, 403, 409))
+@router.post("/api/sessions/{code}/answers", status_code=201, responses=errs(*BODY, *CODE, 403, 409),
+             dependencies=GUARDED)
 def answer(code: CodePath, req: AnswerRequest, request: Request) -> dict:
     """Answer the item the class is on (once: a second answer is 409)."""
     return service.answer(classes(request).db, request.app.state.registry, code, secret(request, code), req)
 
 
 @router.get("/api/sessions/{code}", response_model=SessionState, response_model_exclude_none=True,
-            responses=errs(*CODE))
+            responses=errs(*CODE), dependencies=GUARDED)
 async def get_state(code: CodePath, request: Request):
     """Where the class is (page, item, locked, revealed), how many joined and answered; this
     browser's participant; nicknames only for the instructor or with the leaderboard on."""
@@ -147,7 +152,19 @@ def remove(code: CodePath, participant_id: int, request: Request, _: Instructor)
     return Response(status_code=204)
 
 
-@router.get("/api/sessions/{code}/results", response_model=Results, responses=errs(*CODE))
+@router.delete("/api/sessions/{code}/participants", responses=errs(*INSTRUCTOR, *CODE))
+def remove_silent(code: CodePath, request: Request, _: Instructor,
+                  never_answered: Annotated[bool, Query(description="Must be true: remove the nicknames that have "
+                                                                    "never answered anything.")]) -> dict:
+    """Remove, in one call, every nickname that has never answered anything (instructor): what a
+    join flood leaves behind. Their places are free again. Answers {"removed": how many}."""
+    if not never_answered:
+        raise ApiError("never_answered must be true (remove single nicknames with .../participants/{id})",
+                       "never_answered")
+    return {"removed": room.remove_silent(classes(request).db, code)}
+
+
+@router.get("/api/sessions/{code}/results", response_model=Results, responses=errs(*CODE), dependencies=GUARDED)
 async def results(code: CodePath, request: Request):
     """Pooled counts per item (anonymous). Before the teacher reveals an item only the instructor sees it."""
     teacher = await is_instructor(request)
@@ -165,7 +182,8 @@ async def _student_state(c: Classes, registry, norm: str) -> str:
     return _json(await to_thread.run_sync(views.state, c.db, registry, norm, None, False))
 
 
-@router.get("/api/sessions/{code}/events", response_class=EventSourceResponse, responses=errs(*CODE))
+@router.get("/api/sessions/{code}/events", response_class=EventSourceResponse, responses=errs(*CODE),
+            dependencies=GUARDED)
 async def events(norm: Annotated[str, Depends(live_code)], request: Request) -> AsyncIterable[ServerSentEvent]:
     """Server-sent events. `state` (the state as GET /api/sessions/{code} gives it without this
     browser's own fields) whenever the teacher changes it; for the instructor also on every new

@@ -25,7 +25,7 @@ from .db import Database
 from .models import Answer, ClassSession, Item, Participant
 from ..schemas.classes import AnswerRequest, CreateSession, NewItem, StateChange
 
-MAX_PARTICIPANTS = 1000
+MAX_PARTICIPANTS = 1000  # the most places a teacher may give a session
 MAX_ITEMS = 200  # stored items (Be-the-BERT sentences, lines to label) per session
 LEADERS = 10
 
@@ -97,7 +97,8 @@ def create(db: Database, registry: Registry, req: CreateSession, default_hours: 
             with db.writing() as s:
                 s.execute(delete(ClassSession).where(ClassSession.expires_at < now))  # expired sessions go
                 row = ClassSession(code=new_code(), created_at=now, model=req.model, plan=plan,
-                                   expires_at=now + timedelta(hours=req.hours or default_hours))
+                                   expires_at=now + timedelta(hours=req.hours or default_hours),
+                                   max_participants=req.max_participants, joins_locked=False)
                 s.add(row)
                 s.flush()
                 for k, line in enumerate(req.lines):
@@ -108,8 +109,10 @@ def create(db: Database, registry: Registry, req: CreateSession, default_hours: 
     raise ApiError("could not draw a free join code; try again", None, status=503)
 
 
-def join(db: Database, code: str, nickname: str, secret: str | None) -> tuple[Participant, str]:
-    """(the participant, its cookie secret). The same browser (its cookie) gets its participant back."""
+def join(db: Database, code: str, nickname: str, secret: str | None, budget=None) -> tuple[Participant, str]:
+    """(the participant, its cookie secret). The same browser (its cookie) gets its participant back.
+    A new nickname needs a free place (removed nicknames free theirs), a room the teacher has not
+    closed, and one of the address's new-nickname budget (`budget`: app/classes/guard.py)."""
     name, key = clean_nickname(nickname)
     try:
         with db.writing() as s:
@@ -119,9 +122,16 @@ def join(db: Database, code: str, nickname: str, secret: str | None) -> tuple[Pa
             found = me(s, row, secret)
             if found is not None:
                 return found, secret
-            joined = s.scalar(select(func.count()).select_from(Participant).where(Participant.session_id == row.id))
-            if joined >= MAX_PARTICIPANTS:
-                raise ApiError(f"this class session is full ({MAX_PARTICIPANTS} students)", "code", status=409)
+            if row.joins_locked:
+                raise ApiError("the teacher has closed this class to new students; ask them to open it", "code",
+                               status=409)
+            joined = s.scalar(select(func.count()).select_from(Participant)
+                              .where(Participant.session_id == row.id, Participant.removed.is_(False)))
+            if joined >= row.max_participants:
+                raise ApiError(f"this class session is full ({row.max_participants} students); the teacher can "
+                               "remove nicknames or make room", "code", status=409)
+            if budget is not None:
+                budget.take()
             secret = secrets.token_urlsafe(24)
             person = Participant(session_id=row.id, nickname=name, nickname_key=key, secret_hash=secret_hash(secret),
                                  joined_at=utcnow())
@@ -129,7 +139,13 @@ def join(db: Database, code: str, nickname: str, secret: str | None) -> tuple[Pa
             s.flush()
             return person, secret
     except IntegrityError:
+        if budget is not None:
+            budget.refund()
         raise ApiError("nickname is already taken in this class; pick another", "nickname", status=409) from None
+    except ApiError as e:
+        if budget is not None and e.status == 503:
+            budget.refund()
+        raise
 
 
 def add_item(db: Database, registry: Registry, code: str, req: NewItem) -> dict:
@@ -218,6 +234,10 @@ def change(db: Database, registry: Registry, code: str, req: StateChange) -> Non
                         if done not in row.plan.get("revealed", []) else row.plan
         if req.leaderboard is not None:
             row.leaderboard = req.leaderboard
+        if req.room_locked is not None:
+            row.joins_locked = req.room_locked
+        if req.max_participants is not None:
+            row.max_participants = req.max_participants
         if req.ended is not None:
             row.ended_at = utcnow() if req.ended else None
             if req.ended:

@@ -52,7 +52,9 @@ def state(db: Database, registry: Registry, code: str, secret: str | None, instr
     on_item = {pid: value for pid, act, key, value in answers if (act, key) == (row.page, row.item)}
     out = {"code": row.code, "display_code": display_code(row.code), "page": row.page,
            "page_name": activities.NAMES[row.page], "item": row.item, "locked": row.locked, "revealed": row.revealed,
-           "leaderboard": row.leaderboard, "ended": row.ended_at is not None, "expires_at": aware(row.expires_at).isoformat(),
+           "leaderboard": row.leaderboard, "room_locked": row.joins_locked,
+           "max_participants": row.max_participants, "ended": row.ended_at is not None,
+           "expires_at": aware(row.expires_at).isoformat(),
            "version": row.version, "joined": len(people), "answered": len(on_item),
            "me": {"id": person.id, "nickname": person.nickname} if person else None}
     if row.page in activities.ACTIVITIES and row.item:

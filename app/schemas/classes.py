@@ -34,6 +34,8 @@ class CreateSession(Strict):
         "Label together: the lines to label (each 1-500 characters, not only whitespace)."))
     hours: float | None = Field(None, gt=0, le=24 * 14, description=(
         "Hours until the session and its answers expire (omitted = the server's --class-expiry-hours)."))
+    max_participants: int = Field(60, ge=1, le=1000, description=(
+        "Places for students (a removed nickname frees its place); changeable later with PUT .../state."))
 
     # Lines to label need at least 2 labels to label them with.
     model_config = ConfigDict(json_schema_extra={
@@ -61,6 +63,9 @@ class StateChange(Strict):
     revealed: bool | None = Field(None, description="Show the truth and the pooled answers (also locks).")
     leaderboard: bool | None = Field(None, description="Show nicknames with scores to everyone.")
     ended: bool | None = Field(None, description="End the session: no more joins or answers.")
+    room_locked: bool | None = Field(None, description=(
+        "Close the room to new nicknames (students already in get back in)."))
+    max_participants: int | None = Field(None, ge=1, le=1000, description="Places for students.")
 
 
 class NewItem(Strict):
@@ -95,6 +100,8 @@ class SessionState(BaseModel):
     locked: bool
     revealed: bool
     leaderboard: bool
+    room_locked: bool = Field(False, description="The teacher closed the room: no new nicknames may join.")
+    max_participants: int = Field(60, description="Places for students (removed nicknames free theirs).")
     ended: bool
     expires_at: str
     version: int = Field(description="Changes whenever the state changes.")

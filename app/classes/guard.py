@@ -1,0 +1,76 @@
+"""Fair limits on class sessions, per client address (app/limits.py), so that one student's
+script cannot lock the class out:
+
+- new nicknames: each address may add JOIN_BURST nicknames at once, then one every
+  JOIN_EVERY_S (whatever the session). A browser getting its own nickname back (its cookie) costs
+  nothing. A class behind one school NAT address shares this budget: 20 at once and 20 a minute
+  lets a class of 30 arrive over a minute or two; `--class-join-burst` raises it.
+- code guesses: a join code (or a rejoin code) that matches nothing costs one of CODE_BURST
+  guesses, then one every CODE_EVERY_S; once spent, every request of that address naming a code
+  is refused (429) before the code is looked up, so a guesser learns nothing more. A student who
+  types the right code spends nothing.
+
+Both answer 429 with Retry-After and the parameter they are about (`nickname`, `code`)."""
+from __future__ import annotations
+
+from fastapi import Request
+
+from ..errors import ApiError
+from ..limits import PerClient, client_address, retry_after
+
+JOIN_BURST, JOIN_EVERY_S = 20, 3.0
+CODE_BURST, CODE_EVERY_S = 20, 3.0
+CODE_GLOBAL_BURST, CODE_GLOBAL_EVERY_S = 200, 0.5  # every address together (quiet ones never refused)
+GUESSED = ("code", "rejoin")  # the parameters of a 404 that counts as a guess
+
+
+def limits(request: Request) -> tuple[PerClient, PerClient]:
+    """(new nicknames, code guesses) of this server process."""
+    state = request.app.state
+    if getattr(state, "class_limits", None) is None:
+        s = state.settings
+        burst = getattr(s, "class_join_burst", JOIN_BURST)
+        every = getattr(s, "class_join_every_s", JOIN_EVERY_S)
+        state.class_limits = (PerClient(burst, every),
+                              PerClient(CODE_BURST, CODE_EVERY_S, CODE_GLOBAL_BURST, CODE_GLOBAL_EVERY_S))
+    return state.class_limits
+
+
+def code_guard(request: Request):
+    """A dependency for every route naming a session by its code: refuses an address whose guesses
+    are spent (before anything is looked up) and counts the guesses that miss."""
+    guesses, client = limits(request)[1], client_address(request)
+    wait = guesses.wait_s(client)
+    if wait > 0:
+        retry = retry_after(wait)
+        raise ApiError(f"too many join codes that match no class session came from this address; try again in "
+                       f"{retry} s", "code", status=429, headers={"Retry-After": retry})
+    try:
+        yield
+    except ApiError as e:
+        if e.status == 404 and e.parameter in GUESSED:
+            guesses.spend(client)
+        raise
+
+
+class JoinBudget:
+    """The address's budget of new nicknames: `take` (from service.join, just before a nickname is
+    added: a browser getting its own back never reaches it) raises 429 when it is spent; `refund`
+    gives it back when the nickname was not added after all (taken, a lost race)."""
+
+    def __init__(self, request: Request):
+        self.budget, self.client = limits(request)[0], client_address(request)
+        self.taken = False
+
+    def take(self) -> None:
+        wait = self.budget.take(self.client)
+        if wait > 0:
+            retry = retry_after(wait)
+            raise ApiError(f"too many new nicknames from this address lately; try again in {retry} s", "nickname",
+                           status=429, headers={"Retry-After": retry})
+        self.taken = True
+
+    def refund(self) -> None:
+        if self.taken:
+            self.taken = False
+            self.budget.refund(self.client)
