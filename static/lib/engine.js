@@ -8,12 +8,13 @@
                          (Generation's stream); opts.signal: an AbortSignal that stops it.
    nextToken(body)       POST /api/next-token's body -> its answer (the step-by-step walkthrough)
    maskFill(body)        POST /api/mask-fill's body -> {tokens, unknown_chars, masks}
-   ready(model)          loads a set's engine and models now (a page warms up while the server
-                         answers); resolves to the Engine. body.model / model: a set id, or
-                         nothing for the default set.
+   ready(model, family)  loads a set's engine and its `family` model ("gpt", "bert"; all when left
+                         out) now, so the device is ready before it is needed; resolves to the
+                         Engine. body.model / model: a set id, or nothing for the default set.
    usage()               {downloaded bytes, from cache bytes, ready ms} of this page's loads
    Engine                one set's models, built from an onnxruntime module and the model bytes
-                         (Engine.create(ort, manifest, {gpt, bert})): node uses it for the parity check
+                         (Engine.create(ort, manifest, {gpt: bytes, bert: bytes})): node uses it for
+                         the parity check
    EngineError           the server's 4xx, refused here (status, parameter, detail)
 
    Files: /web/models/<set or "default">/manifest.json says what to fetch: the engine's
@@ -32,34 +33,40 @@ const MANIFEST_TIMEOUT_MS = 6000;
 const stats = { downloaded: 0, cached: 0, readyMs: null };
 
 export class Engine {
-  static async create(ort, manifest, bytes) {
-    const options = { executionProviders: ["wasm"], graphOptimizationLevel: "all" };
-    const sessions = {};
-    for (const [family, data] of Object.entries(bytes)) {
-      if (data) sessions[family] = await ort.InferenceSession.create(data, options);
-    }
-    return new Engine(ort, manifest, sessions);
-  }
-
-  constructor(ort, manifest, sessions) {
+  /* bytesOf(family) -> the model's bytes (a promise), fetched when that model is first needed. */
+  constructor(ort, manifest, bytesOf) {
     this.ort = ort;
     this.manifest = manifest;
-    this.sessions = sessions;
+    this.bytesOf = bytesOf;
+    this.sessions = {}; // family -> Promise of its InferenceSession
     this.vocab = new Vocab(manifest.vocab.chars);
     this.queue = Promise.resolve(); // one model run at a time (onnxruntime-web runs one per session)
   }
 
+  static create(ort, manifest, bytes) {
+    return new Engine(ort, manifest, async (family) => bytes[family]);
+  }
+
   config(family) {
     const part = this.manifest.models[family];
-    if (!part || !this.sessions[family]) {
-      throw new EngineError("this model set has no " + family.toUpperCase() + " to run on your device", "model", 409);
-    }
+    if (!part) throw new EngineError("this model set has no " + family.toUpperCase() + " to run on your device", "model", 409);
     return part.config;
+  }
+
+  /* The family's session, created on first use (download, then onnxruntime's graph optimisation). */
+  load(family) {
+    this.config(family);
+    if (!this.sessions[family]) {
+      const options = { executionProviders: ["wasm"], graphOptimizationLevel: "all" };
+      this.sessions[family] = this.bytesOf(family).then((data) => this.ort.InferenceSession.create(data, options));
+      this.sessions[family].catch(() => { delete this.sessions[family]; });
+    }
+    return this.sessions[family];
   }
 
   /* One run of a session, queued behind the others. */
   run(family, feeds) {
-    const result = this.queue.then(() => this.sessions[family].run(feeds));
+    const result = this.queue.then(async () => (await this.load(family)).run(feeds));
     this.queue = result.catch(() => {});
     return result;
   }
@@ -239,20 +246,14 @@ function loadOrt(files) {
 
 const engines = new Map();
 
-export function ready(model) {
+function engineOf(model) {
   const set = model || "default";
   if (!engines.has(set)) {
-    const started = performance.now();
     const loading = (async () => {
       const manifest = await manifestOf(set);
       const ort = await loadOrt(manifest.engine);
-      const bytes = {};
-      await Promise.all(Object.entries(manifest.models).map(async ([family, part]) => {
-        bytes[family] = new Uint8Array(await cached(part.url, part.gzip_bytes));
-      }));
-      const engine = await Engine.create(ort, manifest, bytes);
-      if (stats.readyMs === null) stats.readyMs = Math.round(performance.now() - started);
-      return engine;
+      return new Engine(ort, manifest, async (family) => new Uint8Array(await cached(manifest.models[family].url,
+        manifest.models[family].gzip_bytes)));
     })();
     engines.set(set, loading);
     loading.catch(() => engines.delete(set));
@@ -260,18 +261,27 @@ export function ready(model) {
   return engines.get(set);
 }
 
+/* The set's engine with `family`'s model loaded (every model of the set when family is left out). */
+export async function ready(model, family) {
+  const started = performance.now();
+  const engine = await engineOf(model);
+  await Promise.all((family ? [family] : Object.keys(engine.manifest.models)).map((f) => engine.load(f)));
+  if (stats.readyMs === null) stats.readyMs = Math.round(performance.now() - started);
+  return engine;
+}
+
 export function usage() {
   return Object.assign({}, stats);
 }
 
 export async function generate(body, opts) {
-  return (await ready(body && body.model)).generate(body, opts);
+  return (await engineOf(body && body.model)).generate(body, opts);
 }
 
 export async function nextToken(body) {
-  return (await ready(body && body.model)).nextToken(body);
+  return (await engineOf(body && body.model)).nextToken(body);
 }
 
 export async function maskFill(body) {
-  return (await ready(body && body.model)).maskFill(body);
+  return (await engineOf(body && body.model)).maskFill(body);
 }

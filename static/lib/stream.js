@@ -12,7 +12,7 @@ import { errorOf, retrying } from "./api.js";
 import { modelId } from "./state.js";
 
 /* Blocks end with a blank line; ":" lines keep the connection alive. Returns the unfinished rest. */
-function parseEvents(buffer, onEvent) {
+export function parseEvents(buffer, onEvent) {
   let text = buffer.replace(/\r\n/g, "\n");
   let cut;
   while ((cut = text.indexOf("\n\n")) >= 0) {

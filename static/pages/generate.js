@@ -7,9 +7,10 @@
 import { el, clear, $, debounce, typingTarget } from "../lib/dom.js";
 import { visibleChar, charName, pct, num, thousands, clamp, len, cut, chars as textChars } from "../lib/text.js";
 import { clearError, fieldMessage, clearFieldErrors, report } from "../lib/errors.js";
-import { api, ApiError, info, latest } from "../lib/api.js";
+import { ApiError, info, latest } from "../lib/api.js";
 import { urlState, isProjector } from "../lib/state.js";
-import { postEvents } from "../lib/stream.js";
+import { ask, stream, badge, warmUp } from "../lib/compute.js";
+import * as engine from "../lib/engine.js";
 import { shortcutsEnabled, valueText } from "../lib/chrome.js";
 import { bars, table } from "../lib/charts.js";
 import { withTerms } from "../lib/glossary.js";
@@ -217,7 +218,7 @@ function draw(data, sampled) {
 function fetchDist(text, withSeed) {
   const body = { prompt: text, generated: len(v.out), temperature: v.temperature, top_k: v.top_k, top_p: v.top_p };
   if (withSeed) body.seed = v.seed;
-  return api("/api/next-token", { body, fields: FIELDS });
+  return ask("/api/next-token", body, engine.nextToken, { fields: FIELDS }); // the server, or this device (lib/compute.js)
 }
 
 async function preview() {
@@ -343,7 +344,7 @@ async function startStream() {
     } else if (event === "done") {
       const stepped = textChars(v.out);
       const same = cut(data.text, stepped.length) === v.out;
-      stopStream("Done: " + len(data.text) + " characters sampled by the server (seed " + v.seed + ")." +
+      stopStream("Done: " + len(data.text) + " characters sampled (seed " + v.seed + ")." +
         (stepped.length && stepped.length <= STREAM_CHARS ? (same ? " Its first " + stepped.length + " are the " +
           stepped.length + " you stepped above." : " They differ from the stepped text: a knob or the seed changed since.") : ""));
     } else if (event === "error") {
@@ -351,8 +352,8 @@ async function startStream() {
     }
   };
   try {
-    await postEvents("/api/generate/stream", { prompt: v.prompt, max_new_tokens: STREAM_CHARS, temperature: v.temperature,
-      top_k: v.top_k, top_p: v.top_p, seed: v.seed }, onEvent, controller.signal);
+    await stream("/api/generate/stream", { prompt: v.prompt, max_new_tokens: STREAM_CHARS, temperature: v.temperature,
+      top_k: v.top_k, top_p: v.top_p, seed: v.seed }, onEvent, engine.generate, controller.signal);
   } catch (err) {
     if (err.name === "AbortError") return;
     if (err instanceof ApiError) { // refused before the first character
@@ -455,6 +456,9 @@ document.addEventListener("keydown", (event) => {
 });
 
 /* ---------- start ---------- */
+badge($("#g-step-info")); // where the answers are computed: this server or this device
+badge($("#g-stream-status"));
+warmUp(() => engine.ready(undefined, "gpt")); // so the device can step in if the server goes away
 sanitize();
 syncControls();
 renderText(false);

@@ -12,6 +12,8 @@ import { urlState } from "../lib/state.js";
 import { valueText } from "../lib/chrome.js";
 import { bars, table } from "../lib/charts.js";
 import { linkHas } from "../lib/corpus.js";
+import { ask, badge, isStatic, warmUp } from "../lib/compute.js";
+import * as engine from "../lib/engine.js";
 
 const DEFAULT_TEXT = "To be, or not to be, that is the question.";
 const state = urlState({ text: DEFAULT_TEXT, pos: [17, 18], k: 5, rate: 15, seed: 0, guess: false });
@@ -308,7 +310,7 @@ async function fill() {
   const guessing = v.guess && revealed;
   try {
     const body = { text: v.text, positions: v.pos.length ? v.pos : null, top_k: guessing && vocabSize ? vocabSize : v.k };
-    const data = await api("/api/mask-fill", { body, fields: FIELDS });
+    const data = await ask("/api/mask-fill", body, engine.maskFill, { fields: FIELDS }); // the server, or this device
     if (!current()) return;
     clearError();
     fieldMessage(textBox, "", "error");
@@ -376,6 +378,10 @@ async function corrupt() {
   }
   const current = corruptions.begin();
   const status = $("#mf-corrupt-status");
+  if (isStatic()) {
+    status.textContent = "This part needs the playground's server (python -m app): this copy has none, so only parts 1 and 2 work here.";
+    return;
+  }
   status.textContent = "Corrupting with seed " + v.seed + "…";
   try {
     const data = await api("/api/mask-fill/corrupt", { body: { text: v.text, mask_rate: v.rate / 100, seed: v.seed }, fields: FIELDS });
@@ -524,6 +530,8 @@ sanitize();
 syncControls();
 renderChars();
 drawGuessInputs();
+badge($("#mf-status")); // where the answers are computed: this server or this device
+warmUp(() => engine.ready(undefined, "bert")); // so the device can step in if the server goes away
 info().then((info) => {
   const bert = info.cards.bert;
   if (Number.isFinite(info.limits.max_masks)) maxMasks = info.limits.max_masks;

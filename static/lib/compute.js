@@ -1,0 +1,176 @@
+/* Where an answer is computed: on this server, or on this device (lib/engine.js runs the same
+   models in the page, with the same rules: the same seed gives the same text).
+   ask(path, body, device, opts)  POST `path` to the server first (with the chosen model set, as
+                    api() sends it). When the server answers 503 (busy), takes longer than
+                    SERVER_WAIT_MS, or cannot be reached, `device(body)` computes the answer here
+                    instead, and for the next AWAY_MS the server is not asked at all. In a static
+                    build (no server) it is the device at once. Other refusals (a bad value: 4xx)
+                    are reported as api() reports them (opts.fields) and thrown.
+   stream(path, body, onEvent, device, signal)
+                    the same for server-sent events: POST `path` and read its events; or
+                    `device(body, {onChars, signal})` whose characters become the same "token"
+                    and "done" events (lib/stream.js's shape).
+   badge(after)     a small line right after the element `after` that says where the last answer
+                    was computed ("on this server" / "on your device"), with a tooltip that says why
+   isStatic()       true in a static build (python -m app export-static): no server behind the page
+   warmUp(load)     calls load() (the device's engine and model) once the page is idle: at once in
+                    a static build; otherwise a few seconds after the page opened, so the device
+                    can step in should the server go away later (downloaded once: then cached) */
+import { ApiError, errorOf } from "./api.js";
+import { report, showError } from "./errors.js";
+import { modelId } from "./state.js";
+import { parseEvents } from "./stream.js";
+import { el } from "./dom.js";
+
+const SERVER_WAIT_MS = 5000;
+const AWAY_MS = 30000;
+const WARM_UP_AFTER_MS = 3000;
+let awaySince = null; // when the server last failed to answer
+const badges = new Set();
+let where = null; // "server" | "device"
+let why = "";
+
+export function isStatic() {
+  const meta = document.querySelector('meta[name="playground-build"]');
+  return !!meta && meta.content === "static";
+}
+
+function serverAway() {
+  return isStatic() || (awaySince !== null && performance.now() - awaySince < AWAY_MS);
+}
+
+function setWhere(place, reason) {
+  where = place;
+  why = reason;
+  for (const node of badges) draw(node);
+}
+
+function draw(node) {
+  node.hidden = where === null;
+  node.dataset.where = where || "";
+  node.textContent = where === "device" ? "Computed on your device" : "Computed on this server";
+  node.title = why;
+}
+
+export function badge(after) {
+  const node = el("p", { class: "note where-badge" });
+  badges.add(node);
+  draw(node);
+  after.after(node);
+  return node;
+}
+
+function withModel(body) {
+  const model = modelId();
+  return model ? Object.assign({ model }, body) : body;
+}
+
+function timeoutSignal(signal) {
+  const timeout = AbortSignal.timeout(SERVER_WAIT_MS);
+  return signal && AbortSignal.any ? AbortSignal.any([signal, timeout]) : timeout;
+}
+
+/* A failure that the device can answer for: busy, too slow, unreachable. */
+function deviceWorthy(err) {
+  return err && (err.name === "TimeoutError" || err.name === "TypeError" || err.status === 503 || err.status === 0);
+}
+
+function reasonOf(err) {
+  if (isStatic()) return "This copy of the playground has no server: the models run in your browser.";
+  if (err && err.name === "TimeoutError") return "The server took too long to answer, so your browser computed this.";
+  if (err && err.status === 503) return "The server is busy, so your browser computed this.";
+  return "The server could not be reached, so your browser computed this.";
+}
+
+async function onDevice(device, body, err, opts) {
+  if (!isStatic() && err) awaySince = performance.now();
+  try {
+    const data = await device(withModel(body), opts);
+    setWhere("device", reasonOf(err));
+    return data;
+  } catch (deviceErr) {
+    if (deviceErr.name === "AbortError") throw deviceErr;
+    if (deviceErr.status && deviceErr.status !== 503 && deviceErr.status !== 404) throw deviceErr; // a bad value
+    const failed = new ApiError((err ? err.message + "; " : "") + "your device could not compute it either (" +
+      (deviceErr.detail || deviceErr.message) + ")", err ? err.status || 0 : 503, null, deviceErr.detail);
+    throw failed;
+  }
+}
+
+function shown(err, opts) {
+  if (err.name === "AbortError") return err;
+  if (opts && opts.fields) report(err, opts.fields);
+  else if (!(opts && opts.quiet)) showError(err.message);
+  return err;
+}
+
+export async function ask(path, body, device, opts) {
+  opts = opts || {};
+  let failure = null;
+  if (!serverAway()) {
+    try {
+      const response = await fetch(path, { method: "POST", signal: timeoutSignal(opts.signal),
+        headers: { "Content-Type": "application/json" }, body: JSON.stringify(withModel(body)) });
+      if (response.ok) {
+        awaySince = null;
+        setWhere("server", "The server computed this answer.");
+        return await response.json();
+      }
+      const err = await errorOf(response);
+      if (!deviceWorthy(err)) throw shown(err, opts);
+      failure = err;
+    } catch (err) {
+      if (!deviceWorthy(err)) throw err instanceof ApiError ? err : shown(err, opts);
+      failure = err.status !== undefined ? err : new ApiError(err.name === "TimeoutError"
+        ? "the server did not answer in time" : "the server could not be reached (" + err.message + ")", 0);
+    }
+  }
+  try {
+    return await onDevice(device, body, failure, undefined);
+  } catch (err) {
+    throw shown(err, opts);
+  }
+}
+
+export async function stream(path, body, onEvent, device, signal) {
+  let failure = null;
+  if (!serverAway()) {
+    let response = null;
+    const waiting = new AbortController(); // the server has SERVER_WAIT_MS to start answering
+    const timer = setTimeout(() => waiting.abort(new DOMException("the server did not answer in time", "TimeoutError")), SERVER_WAIT_MS);
+    if (signal) signal.addEventListener("abort", () => waiting.abort(signal.reason), { once: true });
+    try {
+      response = await fetch(path, { method: "POST", signal: waiting.signal, body: JSON.stringify(withModel(body)),
+        headers: { "Content-Type": "application/json", Accept: "text/event-stream" } });
+      if (!response.ok) throw await errorOf(response);
+    } catch (err) {
+      if (signal && signal.aborted) throw signal.reason || err;
+      if (!deviceWorthy(err)) throw err;
+      failure = err.status !== undefined ? err : new ApiError("the server could not be reached (" + err.message + ")", 0);
+      response = null;
+    } finally {
+      clearTimeout(timer);
+    }
+    if (response) {
+      awaySince = null;
+      setWhere("server", "The server computed this text.");
+      const reader = response.body.getReader();
+      const decoder = new TextDecoder();
+      let buffer = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        buffer = parseEvents(buffer + decoder.decode(value, { stream: true }), onEvent);
+      }
+    }
+  }
+  const onChars = (text, steps) => onEvent("token", { text, steps });
+  const data = await onDevice(device, body, failure, { onChars, signal });
+  onEvent("done", { text: data.text, context_used: data.context_used, unknown_chars: data.unknown_chars });
+}
+
+export function warmUp(load) {
+  const start = () => load().catch(() => {}); // a failure shows when the device is really needed
+  if (isStatic()) start();
+  else setTimeout(() => (window.requestIdleCallback ? requestIdleCallback(start, { timeout: 10000 }) : start()), WARM_UP_AFTER_MS);
+}
