@@ -64,6 +64,10 @@ def parse_args(argv: list[str] | None = None) -> dict:
 def main(argv: list[str] | None = None) -> None:
     import uvicorn
 
+    if (sys.argv[1:] if argv is None else argv)[:1] == ["export-static"]:  # the static build (app/static_build.py)
+        from .static_build import main as export_static
+
+        return export_static((sys.argv[1:] if argv is None else argv)[1:])
     overrides = parse_args(argv)
     for field, value in overrides.items():
         if field in ("extra_models", "allowed_hosts"):  # a list: the environment carries it as JSON
