@@ -1,51 +1,49 @@
-"""The fine-tune lab from the command line: what pretraining buys on a small labelled task.
+"""The fine-tune lab from the command line: what pretraining buys on a small labelled task, raced
+fairly against the baselines.
 
-    python -m training finetune --model models --task sentiment --arms full,probe,scratch \
-        --sizes 8,32,128,all --seeds 3 --out runs/ft-sentiment [--steps N] [--threads N]
-    python -m training finetune --snapshots models/runs/example-shakespeare-3min --task sentiment --sizes 32 --out DIR
+    python -m training finetune --model models --task spelling \
+        --arms full,probe,scratch,ngram,likelihood --sizes 8,32,128,all --seeds 5 [--out DIR | --no-export]
+    python -m training finetune --snapshots models/runs/example-shakespeare-3min --task backwards --sizes all --out DIR
     python -m training finetune --list-tasks          # JSON of the shipped tasks (no torch imported)
     python -m training finetune --check-task FILE     # JSON list of the file's problems ([] = fine)
 
 --task is a shipped task's name (training/finetune_tasks.py) or a .jsonl file (app/contract/task_format.py);
-`--task capitals --corpus PATH` builds the capitals task from any text. Each arm x size x seed is
-one fine-tune (training/finetune_loop.py) of the model set's BERT (its weights read back out of
-bert.onnx, training/inspect_export.py). Output, one JSON object per line on stdout (the app reads them):
+`--task capitals --corpus PATH` builds the capitals task from any text. The arms
+(training/finetune_runner.py) all get the same labelled examples and the same budget rule
+(training/finetune_loop.py: a validation slice of their own examples decides when to stop);
+--steps N trains the trained arms exactly N steps instead. Output, one JSON object per line:
 
-    {"event": "start", "task", "kind": "sequence"|"token", "labels", "arms", "sizes", "seeds",
-     "n_train", "n_test", "jobs", "steps", "how"}
-    {"event": "result", "arm", "size" (8 | ... | "all"), "seed", "accuracy", "n_test", "examples",
-     "seconds", "cpu_seconds"}                        (+ "model", "step" with --snapshots)
-    {"event": "classifier", "arm", "dir": "classifiers/<arm>", "accuracy", "seconds"}  the arm at
-        the largest size, seed 0, exported to OUT/classifiers/<arm>/ (training/finetune_export.py)
-    {"event": "gpt_way", "accuracy" (or null and "why"), "chance", "method", ...}  (training/finetune_gpt.py)
-    {"event": "summary", "results": {arm: {size: {"mean", "lo", "hi", "n"}}},
-     "difference": {"of": ["full", "scratch"], "by_size": {size: {"mean", "lo", "hi", "n", "seeds"}}},
-     "gpt_way": {...}}                                (+ "by_step": [...] with --snapshots)
-    {"event": "error", "message"}                     then exit status 1
+    {"event": "start", "task", "kind": "sequence"|"token", "metric": "accuracy"|"f1", "labels", "arms",
+     "sizes", "seeds", "n_train", "n_test", "jobs", "how", "skipped": [{"size"|"arm", "why"}], "notes",
+     "majority": {"label", "score", "accuracy", "f1"}}
+    {"event": "result", "arm", "size", "seed", "metric", "score", "accuracy" (+ "f1"), "same_answer",
+     "n_test", "examples", "validation", "steps", ..., "seconds", "cpu_seconds"}  (+ "model", "step" with --snapshots)
+    {"event": "classifier", "arm", "dir": "classifiers/<arm>", "accuracy", "score", "seconds"}  full, probe and
+        scratch at the largest size, seed 0, exported to OUT/classifiers/<arm>/ (training/finetune_export.py)
+    {"event": "gpt_way", ...}                         (training/finetune_gpt.py)
+    {"event": "summary", ...}                         (training/finetune_summary.py)
+    {"event": "error", "message"}                     then exit status 1 (+ "errors": a malformed task file's list)
 
-Sizes are strings in the summary's keys ("8", "all"); intervals are 95 % t-intervals over seeds
-(training/finetune_stats.py), the difference paired by seed. OUT/summary.json keeps the summary.
-
-Against the interface agreed with the app (additions only): result events also carry "examples"
-(how many labelled examples were used) and "cpu_seconds"; start carries "steps" and "how";
-classifier carries "seconds" (its export); with --snapshots the start event lists "snapshots"
-and the summary adds "by_step": [{"model", "step", "mean", "lo", "hi", "n"}], "run" and "size";
-an error from a malformed task file adds "errors" (app/contract/task_format.py's list). An exported
-classifier reads "[CLS] text [SEP]" with token_type_ids 0: a per-character task's logits have
-T = len(text) + 2 rows, row i + 1 for character i (classifier.card.json "input" says so).
+Sizes are strings in the summary's keys ("8", "all"). OUT/summary.json keeps the summary. An
+exported classifier reads "[CLS] text [SEP]" with token_type_ids 0: a per-character task's logits
+have T = len(text) + 2 rows, row i + 1 for character i (classifier.card.json "input" says so).
 """
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
-from .finetune_stats import interval, paired_difference
 from .finetune_tasks import TaskFormatError, list_tasks, load_task
 
+ARMS = ("full", "probe", "scratch", "ngram", "likelihood")
+EXPORTED = ("full", "probe", "scratch")
+RUN_ORDER = ("ngram", "likelihood", "probe", "full", "scratch")  # cheapest first: the first point comes fast
+DEFAULT_ARMS = ",".join(ARMS)
 DEFAULT_SIZES = "8,32,128,all"
+DEFAULT_SEEDS = 5
+SMALL_TEST = 30
 
 
 def emit(event: dict) -> None:
@@ -53,13 +51,14 @@ def emit(event: dict) -> None:
 
 
 def add_finetune_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", default="models", help="model set folder with bert.onnx (and gpt.onnx for GPT's way)")
+    p.add_argument("--model", default="models", help="model set folder with bert.onnx (and gpt.onnx for likelihood and GPT's way)")
     p.add_argument("--task", default=None, help="shipped task name (see --list-tasks) or a .jsonl task file")
     p.add_argument("--corpus", default=None, help="with --task capitals: build the task from this text file or folder")
-    p.add_argument("--arms", default="full,probe,scratch", help="comma-separated: full, probe, scratch")
+    p.add_argument("--arms", default=DEFAULT_ARMS, help=f"comma-separated among {', '.join(ARMS)}")
     p.add_argument("--sizes", default=DEFAULT_SIZES, help="labelled examples per fine-tune, comma-separated; 'all' = every training example")
-    p.add_argument("--seeds", type=int, default=3)
-    p.add_argument("--steps", type=int, default=None, help="optimizer steps per fine-tune (default training/finetune_loop.py)")
+    p.add_argument("--seeds", type=int, default=DEFAULT_SEEDS)
+    p.add_argument("--steps", type=int, default=None, help="train the trained arms exactly N steps (default: the fair budget, "
+                   "stopping when a validation slice stops improving)")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--out", default=None, help="folder for the exported classifiers and summary.json")
     p.add_argument("--snapshots", default=None, help="a run folder: fine-tune (full arm, first size) from each of its snapshots")
@@ -85,8 +84,6 @@ def parse_sizes(text: str) -> list:
 
 
 def parse_arms(text: str) -> list[str]:
-    from .finetune_model import ARMS  # noqa: PLC0415 (torch): only when fine-tuning
-
     arms = [a.strip() for a in text.split(",") if a.strip()]
     bad = [a for a in arms if a not in ARMS]
     if bad or not arms or len(set(arms)) != len(arms):
@@ -94,17 +91,88 @@ def parse_arms(text: str) -> list[str]:
     return arms
 
 
-def summarize(results: list[dict], arms: list[str], sizes: list) -> dict:
-    table = {a: {str(s): interval([r["accuracy"] for r in results if r["arm"] == a and r["size"] == s]) for s in sizes}
-             for a in arms}
-    out = {"results": table}
-    if "full" in arms and "scratch" in arms:
-        by = {}
-        for s in sizes:
-            acc = {a: {r["seed"]: r["accuracy"] for r in results if r["arm"] == a and r["size"] == s} for a in ("full", "scratch")}
-            by[str(s)] = paired_difference(acc["full"], acc["scratch"])
-        out["difference"] = {"of": ["full", "scratch"], "by_size": by}
-    return out
+def plan_sizes(sizes: list, n_train: int, min_size: int) -> tuple[list, list[dict]]:
+    """The sizes that can run, and a sentence for each that cannot."""
+    keep, skipped = [], []
+    for s in sizes:
+        if s == "all":
+            keep.append(s)
+        elif s > n_train:
+            skipped.append({"size": s, "why": f"more than the {n_train} labelled training examples there are "
+                                              f"('all' runs every one of them)"})
+        elif s == n_train and "all" in sizes:
+            skipped.append({"size": s, "why": f"the same {n_train} examples as 'all'"})
+        elif s < min_size:
+            skipped.append({"size": s, "why": f"too few: every arm keeps some aside to check on, so a size needs "
+                                              f"at least {min_size} examples"})
+        else:
+            keep.append(s)
+    return keep, skipped
+
+
+def notes(task) -> list[str]:
+    n = len(task.test)
+    unit = "text" if task.kind == "sequence" else "held-out text"
+    if n < SMALL_TEST:
+        return [f"the held-out score rests on {n} test {unit}s only: each one moves it by about {100 / n:.0f} points"]
+    return []
+
+
+def run(args) -> dict:
+    import torch
+
+    from app.contract.task_format import heldout_problem
+
+    from .finetune_runner import Lab
+    from .finetune_summary import summarize
+
+    torch.set_num_threads(max(1, args.threads))
+    task = load_task(args.task, args.corpus)
+    sizes, arms = parse_sizes(args.sizes), parse_arms(args.arms)
+    if args.seeds < 1:
+        raise ValueError("--seeds: at least 1")
+    problem = heldout_problem(task)
+    if problem:
+        raise ValueError(f"--task: {problem}")
+    if args.snapshots:
+        return run_snapshots(args, task, sizes[0])
+    lab = Lab(Path(args.model), task, args.steps, args.threads)
+    sizes, skipped = plan_sizes(sizes, len(task.train), lab.data.min_size())
+    for arm in list(arms):
+        why = lab.skip_reason(arm)
+        if why:
+            arms.remove(arm)
+            skipped.append({"arm": arm, "why": why})
+    if not sizes or not arms:
+        raise ValueError("nothing to run: " + "; ".join(f"{s.get('size', s.get('arm'))}: {s['why']}" for s in skipped))
+    export = bool(args.out and not args.no_export)
+    if export:
+        lab.prepare_export(Path(args.out))
+    emit({"event": "start", "task": task.name, "kind": task.kind, "metric": lab.metric, "labels": task.labels,
+          "arms": arms, "sizes": sizes, "seeds": args.seeds, "n_train": len(task.train), "n_test": len(task.test),
+          "jobs": len(arms) * len(sizes) * args.seeds, "how": lab.how(), "skipped": skipped, "notes": notes(task),
+          "majority": lab.majority()})
+    outcomes, cpu = [], {a: 0.0 for a in arms}
+    order = [a for a in RUN_ORDER if a in arms]
+    for size in sizes:
+        for seed in range(args.seeds):
+            for arm in order:
+                model, result, u = lab.job(arm, size, seed)
+                outcomes.append((result, u))
+                cpu[arm] += result["cpu_seconds"]
+                emit(result)
+                if export and model is not None and arm in EXPORTED and size == sizes[-1] and seed == 0:
+                    emit(lab.export(model, result, Path(args.out)))
+    lab.finish_export()
+    gpt = None if args.no_gpt else lab.gpt_way()
+    if gpt is not None:
+        emit(gpt)
+    for arm, extra in lab.setup_cpu.items():
+        if arm in cpu:
+            cpu[arm] += extra
+    return {"event": "summary", "task": task.name, **summarize(outcomes, arms, sizes, lab.metric),
+            "cpu_seconds": {a: round(c, 2) for a, c in cpu.items()}, "majority": lab.majority(), "skipped": skipped,
+            "gpt_way": gpt}
 
 
 def snapshot_folders(run: Path) -> list[tuple[str, int, Path]]:
@@ -120,62 +188,26 @@ def snapshot_folders(run: Path) -> list[tuple[str, int, Path]]:
     return found
 
 
-def run(args) -> dict:
-    import torch
-
-    from .finetune_runner import Lab
-
-    torch.set_num_threads(max(1, args.threads))
-    task = load_task(args.task, args.corpus)
-    sizes, arms = parse_sizes(args.sizes), parse_arms(args.arms)
-    if args.seeds < 1:
-        raise ValueError("--seeds: at least 1")
-    if args.snapshots:
-        return run_snapshots(args, task, sizes[0])
-    lab = Lab(Path(args.model), task, args.steps, args.threads)
-    if args.out and not args.no_export:
-        lab.prepare_export(Path(args.out))
-    emit({"event": "start", "task": task.name, "kind": task.kind, "labels": task.labels, "arms": arms, "sizes": sizes,
-          "seeds": args.seeds, "n_train": len(task.train), "n_test": len(task.test),
-          "jobs": len(arms) * len(sizes) * args.seeds, "steps": lab.cfg.steps, "how": lab.how()})
-    results = []
-    for size in sizes:
-        for seed in range(args.seeds):
-            for arm in arms:
-                model, result = lab.job(arm, size, seed)
-                results.append(result)
-                emit(result)
-                if size == sizes[-1] and seed == 0 and args.out and not args.no_export:
-                    emit(lab.export(model, result, Path(args.out)))
-    lab.finish_export()
-    gpt = None if args.no_gpt else lab.gpt_way()
-    if gpt is not None:
-        emit(gpt)
-    summary = {"event": "summary", "task": task.name, **summarize(results, arms, sizes), "gpt_way": gpt}
-    return summary
-
-
 def run_snapshots(args, task, size) -> dict:
     from .finetune_runner import Lab
+    from .finetune_summary import by_step, summarize
 
     run_dir = Path(args.snapshots)
     found = snapshot_folders(run_dir)
-    emit({"event": "start", "task": task.name, "kind": task.kind, "labels": task.labels, "arms": ["full"], "sizes": [size],
-          "seeds": args.seeds, "n_train": len(task.train), "n_test": len(task.test), "jobs": len(found) * args.seeds,
-          "snapshots": [{"model": n, "step": s} for n, s, _ in found]})
-    results, by_step = [], []
+    metric = "accuracy" if task.kind == "sequence" else "f1"
+    emit({"event": "start", "task": task.name, "kind": task.kind, "metric": metric, "labels": task.labels,
+          "arms": ["full"], "sizes": [size], "seeds": args.seeds, "n_train": len(task.train), "n_test": len(task.test),
+          "jobs": len(found) * args.seeds, "snapshots": [{"model": n, "step": s} for n, s, _ in found]})
+    outcomes = []
     for name, step, folder in found:
         lab = Lab(folder, task, args.steps, args.threads)
-        accs = []
         for seed in range(args.seeds):
-            _, result = lab.job("full", size, seed)
+            _, result, u = lab.job("full", size, seed)
             result |= {"model": name, "step": step}
-            results.append(result)
-            accs.append(result["accuracy"])
+            outcomes.append((result, u))
             emit(result)
-        by_step.append({"model": name, "step": step, **interval(accs)})
-    return {"event": "summary", "task": task.name, "run": run_dir.name, "size": size, "by_step": by_step,
-            **summarize(results, ["full"], [size]), "gpt_way": None}
+    return {"event": "summary", "task": task.name, "run": run_dir.name, "size": size,
+            "by_step": by_step(outcomes, metric), **summarize(outcomes, ["full"], [size], metric), "gpt_way": None}
 
 
 def cli(argv: list[str] | None = None) -> int:

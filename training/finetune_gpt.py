@@ -89,20 +89,23 @@ def gpt_way(folder: Path, task: Task, threads: int = 1) -> dict:
         longest = max(len(e.text) for e in task.test) + len(ANSWER) + max(map(len, task.labels))
         if len(demos) + longest > scorer.context:
             demos = ""
-        right = 0
+        right, answers = 0, {lab: 0 for lab in task.labels}
         for e in task.test:
             prompt = f"{demos}{e.text}{ANSWER}"
             scores = [scorer.continuation_score(prompt, lab) for lab in task.labels]
-            right += task.labels[int(np.argmax(scores))] == e.label
+            guess = task.labels[int(np.argmax(scores))]
+            right += guess == e.label
+            answers[guess] += 1
         counts = [sum(e.label == lab for e in task.test) for lab in task.labels]
-        return base | {"accuracy": right / len(task.test), "chance": max(counts) / len(task.test),
+        return base | {"accuracy": right / len(task.test), "chance": max(counts) / len(task.test), "answers": answers,
+                       "same_answer": sum(v > 0 for v in answers.values()) == 1,
                        "method": ("one example per label, then the text, each followed by 'Answer: '; "
                                   if demos else "the text followed by 'Answer: '; ")
                        + "each label scored as the continuation (mean log-probability per character)",
                        "prompt_example": f"{demos}{task.test[0].text}{ANSWER}", "seconds": round(time.time() - t0, 2)}
     if not is_capitals(task):
         return base | {"accuracy": None, "why": "a per-character task has no continuation to score, except capitals"}
-    right = total = zeros = 0
+    right = total = zeros = tp = fp = fn = 0
     for e in task.test:
         text = e.text[: scorer.context - 1]
         lp = scorer.log_probs("\n" + text)
@@ -112,6 +115,9 @@ def gpt_way(folder: Path, task: Task, threads: int = 1) -> dict:
             right += guess == tag
             zeros += tag == "0"
             total += 1
+            tp, fp, fn = tp + (guess == tag == "1"), fp + (guess == "1" != tag), fn + (tag == "1" != guess)
     return base | {"accuracy": right / total, "chance": zeros / total, "unit": "characters",
+                   "f1": 2 * tp / max(1, 2 * tp + fp + fn), "answers": {"0": total - tp - fp, "1": tp + fp},
+                   "same_answer": tp + fp == 0 or tp + fp == total,
                    "method": "at each letter, p(capital) vs p(small letter) as the next character after the text so far",
                    "seconds": round(time.time() - t0, 2)}

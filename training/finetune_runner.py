@@ -1,5 +1,12 @@
-"""One model set + one task: the fine-tunes, exports and GPT's way that training/finetune.py's
-command line asks for, each returning the JSON event it prints."""
+"""One model set + one task: each arm's fine-tune, export and GPT's way that training/finetune.py's
+command line asks for, each returning the JSON event it prints.
+
+    full        the pretrained BERT and a new head, everything trained (training/finetune_loop.py)
+    scratch     the same architecture from random weights, everything trained, the same rule
+    probe       the frozen pretrained BERT's features, a logistic regression (finetune_linear.py)
+    ngram       character 1-3-grams, a logistic regression: no pretraining (finetune_linear.py)
+    likelihood  GPT's per-character log-likelihood and one threshold: no labels taught (finetune_likelihood.py)
+"""
 from __future__ import annotations
 
 import json
@@ -9,10 +16,15 @@ from pathlib import Path
 
 from app.contract.task_format import Task
 
-from .finetune_loop import FinetuneConfig, ProbeFeatures, TaskData, finetune_one, steps_note
+from .finetune_loop import FinetuneConfig, TaskData, budget_note, finetune_one
 from .finetune_model import build_classifier
+from .finetune_stats import score, units
 from .inspect_export import model_from_onnx
 from .tokenizer import CharTokenizer
+
+TRAINED = ("full", "scratch")
+WHAT_TRAINS = {"full": "every weight (pretrained start)", "scratch": "every weight (random start, no pretraining)",
+               "probe": "a logistic regression on the frozen pretrained encoder's features (put into the head)"}
 
 
 class Lab:
@@ -23,8 +35,11 @@ class Lab:
         self.bert, _ = model_from_onnx(self.folder, "bert")  # weights read back out of bert.onnx, checked
         self.tok = CharTokenizer.load(self.folder / "vocab.json")
         self.data = TaskData(task, self.tok.stoi, self.bert.cfg.context)
-        self.cfg = FinetuneConfig() if steps is None else FinetuneConfig(steps=steps)
-        self._probe: ProbeFeatures | None = None
+        self.cfg = FinetuneConfig(fixed_steps=steps)
+        self.metric = "accuracy" if task.kind == "sequence" else "f1"
+        self.golds = self.data.test_golds()
+        self._probe = self._likelihood = None
+        self.setup_cpu: dict[str, float] = {}
         self.cache, self.tracer = None, None
 
     def prepare_export(self, out: Path) -> None:
@@ -35,7 +50,7 @@ class Lab:
         self.tracer = start_tracer(self.cache, self.bert.cfg.to_dict(), self.task.kind, len(self.task.labels))
 
     def how(self) -> str:
-        return steps_note(self.cfg)
+        return budget_note(self.cfg)
 
     def finish_export(self) -> None:
         """The tracer is done with; its template cache goes (each job's folder keeps only results)."""
@@ -46,19 +61,74 @@ class Lab:
         if self.cache is not None:
             shutil.rmtree(self.cache, ignore_errors=True)
 
-    def probe_features(self) -> ProbeFeatures:
+    def skip_reason(self, arm: str) -> str | None:
+        if arm == "likelihood":
+            from .finetune_likelihood import why_not
+
+            return why_not(self.data, (self.folder / "gpt.onnx").exists())
+        return None
+
+    def majority(self) -> dict:
+        """The always-the-most-common-label answer, scored like an arm."""
+        preds = [self.data.majority if self.task.kind == "sequence" else [self.data.majority] * len(g) for g in self.golds]
+        u = units(preds, self.golds, self.task.kind, self.data.majority)
+        return {"label": self.task.labels[self.data.majority], "score": score(u, self.metric),
+                "accuracy": score(u, "accuracy"), "f1": score(u, "f1") if self.metric == "f1" else None}
+
+    def _timed_setup(self, name: str, make):
+        c0 = time.process_time()
+        made = make()
+        self.setup_cpu[name] = round(time.process_time() - c0, 3)
+        return made
+
+    def probe_features(self):
         if self._probe is None:
+            from .finetune_linear import ProbeFeatures
+
             frozen = build_classifier("probe", self.bert, len(self.data.labels), self.data.kind, 0)
-            self._probe = ProbeFeatures(frozen, self.data, self.cfg.eval_batch)
+            self._probe = self._timed_setup("probe", lambda: ProbeFeatures(frozen, self.data, self.cfg.eval_batch))
         return self._probe
 
+    def likelihood(self):
+        if self._likelihood is None:
+            from .finetune_likelihood import Likelihood
+
+            self._likelihood = self._timed_setup("likelihood", lambda: Likelihood(self.folder, self.data, self.threads))
+        return self._likelihood
+
+    def _run(self, arm: str, size, seed: int):
+        """(model or None, test predictions, info)."""
+        n = None if size == "all" else size
+        if arm in TRAINED:
+            return finetune_one(self.bert, self.data, arm, n, seed, self.cfg)
+        chosen = self.data.choose(n, seed)
+        if arm == "likelihood":
+            preds, info = self.likelihood().run(self.data, chosen)
+            return None, preds, info | {"examples": len(chosen), "validation": 0}
+        from . import finetune_linear as lin
+
+        fit, val = (chosen, []) if self.cfg.fixed_steps else self.data.split(chosen, seed, self.cfg.val_share)
+        info = {"examples": len(chosen), "validation": len(val)}
+        if arm == "ngram":
+            preds, more = lin.ngram(self.data, fit, val, seed)
+            return None, preds, info | more
+        clf, scaler, preds, more = lin.probe(self.probe_features(), self.data, fit, val, seed)
+        model = build_classifier("probe", self.bert, len(self.data.labels), self.data.kind, seed)
+        lin.head_from_regression(model, clf, scaler, len(self.data.labels))
+        return model, preds, info | more
+
     def job(self, arm: str, size, seed: int):
+        """(model or None, the result event, the per-test-example counts for the intervals)."""
         t0, c0 = time.time(), time.process_time()
-        feats = self.probe_features() if arm == "probe" else None
-        model, acc, used = finetune_one(self.bert, self.data, arm, None if size == "all" else size, seed, self.cfg, feats)
-        return model, {"event": "result", "arm": arm, "size": size, "seed": seed, "accuracy": acc,
-                       "n_test": len(self.data.test), "examples": used,
-                       "seconds": round(time.time() - t0, 3), "cpu_seconds": round(time.process_time() - c0, 3)}
+        model, preds, info = self._run(arm, size, seed)
+        u = units(preds, self.golds, self.task.kind, self.data.majority)
+        answers = {p for row in preds for p in ([row] if self.task.kind == "sequence" else row)}
+        result = {"event": "result", "arm": arm, "size": size, "seed": seed, "metric": self.metric,
+                  "score": score(u, self.metric), "accuracy": score(u, "accuracy"),
+                  **({"f1": score(u, "f1")} if self.metric == "f1" else {}),
+                  "same_answer": len(answers) == 1, "n_test": len(self.data.test), **info,
+                  "seconds": round(time.time() - t0, 3), "cpu_seconds": round(time.process_time() - c0, 3)}
+        return model, result, u
 
     def base_model(self) -> dict:
         set_file = self.folder / "set.json"
@@ -76,17 +146,18 @@ class Lab:
                 "task_description": self.task.meta.get("description"), "task_provenance": self.task.meta.get("provenance"),
                 "base_model": self.base_model(), "examples": result["examples"], "size": result["size"],
                 "seed": result["seed"],
-                "held_out": {"accuracy": result["accuracy"], "n_test": result["n_test"], "unit": unit},
-                "training": {"arm": arm, "how": self.how(), "steps": self.cfg.steps,
-                             "what_trains": {"full": "every weight (pretrained start)", "probe": "the head only (pretrained encoder frozen)",
-                                             "scratch": "every weight (random start, no pretraining)"}[arm]}}
+                "held_out": {"accuracy": result["accuracy"], "metric": self.metric, "score": result["score"],
+                             "n_test": result["n_test"], "unit": unit},
+                "training": {"arm": arm, "how": self.how(), "steps": result.get("steps"),
+                             "what_trains": WHAT_TRAINS[arm]}}
         slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{Path(out).name}.{arm}").strip("-.")[:64] or arm
         export_classifier(model, out, arm, card, self.folder / "vocab.json", slug,
                           f"{self.task.name}: {arm} ({result['examples']} examples)", self.cache, self.tracer)
         return {"event": "classifier", "arm": arm, "dir": f"classifiers/{arm}", "accuracy": result["accuracy"],
-                "seconds": round(time.time() - t0, 3)}
+                "score": result["score"], "seconds": round(time.time() - t0, 3)}
 
     def gpt_way(self) -> dict:
         from .finetune_gpt import gpt_way
 
         return gpt_way(self.folder, self.task, self.threads)
+

@@ -1,5 +1,7 @@
-"""The fine-tune lab's training side: the three arms really differ, a tiny grid end to end through
-the command line (events, exported classifiers, ONNX parity), the per-character task, snapshots."""
+"""The fine-tune lab's training side: the arms really differ, the fair budget stops and keeps its best
+weights, the probe is a fitted regression put into the head, the baselines (ngram, likelihood), a tiny
+grid end to end through the command line (events, skipped sizes and arms, exported classifiers, ONNX
+parity), the per-character task, snapshots."""
 from __future__ import annotations
 
 import contextlib
@@ -17,7 +19,7 @@ import torch
 
 from app.contract.task_format import parse_task
 from training.finetune import cli
-from training.finetune_loop import FinetuneConfig, ProbeFeatures, TaskData, batch_order, train_arm
+from training.finetune_loop import FinetuneConfig, TaskData, batches, finetune_one, train_arm
 from training.finetune_model import Encoder, build_classifier
 from training.inspect_export import model_from_onnx
 from training.tokenizer import CharTokenizer
@@ -57,32 +59,73 @@ def same(a: dict, b: dict) -> bool:
     return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
 
 
-def test_probe_leaves_the_encoder_bit_identical_and_full_does_not(pretrained, data):
-    cfg = FinetuneConfig(steps=4, batch_size=4)
-    chosen = data.choose(8, 0)
+def test_full_changes_the_encoder_and_leaves_the_pretrained_model_alone(pretrained, data):
+    cfg = FinetuneConfig(fixed_steps=4, batch_size=4)
     before = state(Encoder.from_bert(pretrained))
-    probe = build_classifier("probe", pretrained, len(data.labels), data.kind, 0)
-    head0 = state(probe.head)
-    train_arm(probe, "probe", data, chosen, 0, cfg)  # the encoder run every step, frozen
-    assert same(state(probe.encoder), before)
-    assert not same(state(probe.head), head0)
-    assert all(not p.requires_grad for p in probe.encoder.parameters())
     full = build_classifier("full", pretrained, len(data.labels), data.kind, 0)
-    assert same(state(full.encoder), before) and same(state(full.head), head0)  # same start, same head init
-    train_arm(full, "full", data, chosen, 0, cfg)
+    probe = build_classifier("probe", pretrained, len(data.labels), data.kind, 0)
+    assert same(state(full.encoder), before) and same(state(full.head), state(probe.head))  # same start, same head init
+    assert all(not p.requires_grad for p in probe.encoder.parameters())
+    info = train_arm(full, "full", data, data.choose(8, 0), [], 0, cfg)
+    assert info == {"steps": 4, "best_step": 4, "stopped": "fixed steps"}
     assert not same(state(full.encoder), before)
     assert same(state(Encoder.from_bert(pretrained)), before)  # the pretrained model itself is untouched
 
 
-def test_cached_probe_features_train_the_same_head(pretrained, data):
-    cfg = FinetuneConfig(steps=3, batch_size=4)
-    chosen = data.choose(8, 1)
-    live = build_classifier("probe", pretrained, len(data.labels), data.kind, 1)
-    train_arm(live, "probe", data, chosen, 1, cfg)
-    cached = build_classifier("probe", pretrained, len(data.labels), data.kind, 1)
-    train_arm(cached, "probe", data, chosen, 1, cfg, ProbeFeatures(cached, data, 16))
-    for k, v in state(live.head).items():
-        assert torch.allclose(v, state(cached.head)[k], atol=1e-5)
+def test_the_fair_budget_stops_on_its_validation_slice_and_keeps_the_best_weights(pretrained, data):
+    cfg = FinetuneConfig(batch_size=4, min_cap=30, max_cap=30, patience=2)
+    chosen = data.choose(12, 0)
+    fit, val = data.split(chosen, 0, cfg.val_share)
+    assert set(fit).isdisjoint(val) and sorted(fit + val) == chosen
+    assert {data.train[i][1] for i in val} == {0, 1, 2}  # one of each label at least
+    model = build_classifier("scratch", pretrained, len(data.labels), data.kind, 0)
+    info = train_arm(model, "scratch", data, fit, val, 0, cfg)
+    assert info["steps"] <= cfg.cap(len(fit)) == 30 and 0 < info["best_step"] <= info["steps"]
+    assert info["stopped"] in ("cap", "validation stopped improving")
+    assert info["best_step"] % cfg.eval_every(len(fit)) == 0  # the weights kept are those of a check
+    _, preds, info = finetune_one(pretrained, data, "full", 12, 0, cfg)
+    assert info["examples"] == 12 and info["validation"] == 3 and len(preds) == len(data.test)
+    assert cfg.cap(10_000) == cfg.max_cap and cfg.cap(6) == cfg.min_cap  # the cap grows with the data, within bounds
+
+
+def test_the_probe_is_a_regression_put_into_the_head(pretrained, data):
+    """The linear probe fits a logistic regression on frozen features; the exported head answers the same."""
+    from training.finetune_linear import ProbeFeatures, head_from_regression, probe
+    from training.finetune_loop import predict
+
+    frozen = build_classifier("probe", pretrained, len(data.labels), data.kind, 0)
+    feats = ProbeFeatures(frozen, data)
+    fit, val = data.split(data.choose(None, 0), 0, 0.25)
+    clf, scaler, preds, info = probe(feats, data, fit, val, 0)
+    assert info["C"] in (0.01, 0.1, 1.0, 10.0) and info["steps"] >= 1
+    model = build_classifier("probe", pretrained, len(data.labels), data.kind, 0)
+    head_from_regression(model, clf, scaler, len(data.labels))
+    assert predict(model, data, data.test, FinetuneConfig()) == preds
+    with torch.no_grad():
+        b = data.batch(data.test[:4])
+        probs = torch.softmax(model(b.input_ids, b.token_type_ids), -1).numpy()
+    want = clf.predict_proba(scaler.transform(np.stack(feats.test[:4])))
+    assert np.abs(probs - want).max() < 1e-4
+
+
+def test_ngram_reads_character_pieces_and_likelihood_sets_one_threshold(data):
+    from training.finetune_likelihood import Likelihood, why_not
+    from training.finetune_linear import char_windows, ngram
+
+    fit, val = data.split(data.choose(None, 0), 0, 0.25)
+    preds, info = ngram(data, fit, val, 0)
+    right = sum(p == y for p, (_, y) in zip(preds, data.test))
+    assert right == len(data.test) and info["C"] in (0.01, 0.1, 1.0, 10.0)  # the themes differ in their words
+    w = char_windows("ab")
+    assert w[0]["1-3^"] == 1 and w[0]["10a"] == 1 and w[1]["2-1ab"] == 1 and w[1]["12$"] == 1
+    assert "two labels" in why_not(data, True)
+    lk = Likelihood.__new__(Likelihood)
+    lk.train, lk.test = np.array([-1.0, -1.2, -3.0, -2.8, -0.9, -3.1]), np.array([-1.1, -2.9])
+    two = TaskData.__new__(TaskData)
+    two.labels, two.train = ["backwards", "forwards"], [("", 1), ("", 1), ("", 0), ("", 0), ("", 1), ("", 0)]
+    preds, info = lk.run(two, [0, 1, 2, 3, 4, 5])
+    assert preds == [1, 0] and info["above"] == "forwards" and info["labelled_right"] == 1.0
+    assert -2.8 < info["threshold"] < -1.2
 
 
 def test_scratch_starts_from_a_fresh_init(pretrained, data):
@@ -111,8 +154,9 @@ def test_sizes_are_balanced_and_batches_reproducible(data):
     chosen = data.choose(6, 0)
     assert sorted(data.train[i][1] for i in chosen) == [0, 0, 1, 1, 2, 2]
     assert data.choose(6, 0) == chosen and data.choose(None, 0) == list(range(len(data.train)))
-    assert batch_order(6, 5, 4, 0) == batch_order(6, 5, 4, 0)
-    assert all(len(b) == 4 for b in batch_order(6, 5, 4, 0))
+    first = [b for b, _ in zip(batches(6, 4, 0), range(5))]
+    assert first == [b for b, _ in zip(batches(6, 4, 0), range(5))] and all(len(b) == 4 for b in first)
+    assert data.min_size() == 6
 
 
 def run_cli(args: list[str]) -> tuple[int, list[dict]]:
@@ -137,27 +181,38 @@ def test_a_tiny_grid_end_to_end_through_the_command_line(tiny_models_dir, task_f
     out = tmp_path / "ft"
     env = os.environ | {"PYTHONPATH": str(REPO)}
     proc = subprocess.run([sys.executable, "-m", "training", "finetune", "--model", str(tiny_models_dir), "--task", str(task_file),
-                           "--sizes", "3,all", "--seeds", "2", "--steps", "4", "--out", str(out)],
+                           "--arms", "full,probe,scratch,ngram,likelihood", "--sizes", "3,6,500,all", "--seeds", "2",
+                           "--steps", "4", "--out", str(out)],
                           capture_output=True, text=True, cwd=REPO, env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     events = [json.loads(line) for line in proc.stdout.splitlines()]
     start, *middle, summary = events
-    assert start["event"] == "start" and start["kind"] == "sequence" and start["jobs"] == 12
-    assert start["labels"] == ["crown", "ghost", "sea"] and start["n_test"] == 9
+    assert start["event"] == "start" and start["kind"] == "sequence" and start["metric"] == "accuracy"
+    assert start["labels"] == ["crown", "ghost", "sea"] and start["n_test"] == 9 and start["jobs"] == 16
+    assert start["sizes"] == [6, "all"] and start["arms"] == ["full", "probe", "scratch", "ngram"]
+    skipped = {str(s.get("size", s.get("arm"))): s["why"] for s in start["skipped"]}
+    assert "at least 6" in skipped["3"] and "more than the 27" in skipped["500"] and "two labels" in skipped["likelihood"]
+    assert "9 test texts only" in start["notes"][0] and start["majority"]["accuracy"] == pytest.approx(1 / 3)
     results = [e for e in middle if e["event"] == "result"]
-    assert len(results) == 12 and {(r["arm"], r["size"], r["seed"]) for r in results} == {
-        (a, s, k) for a in ("full", "probe", "scratch") for s in (3, "all") for k in (0, 1)}
-    assert all(0 <= r["accuracy"] <= 1 and r["n_test"] == 9 for r in results)
-    assert {r["examples"] for r in results if r["size"] == 3} == {3}
+    assert len(results) == 16 and {(r["arm"], r["size"], r["seed"]) for r in results} == {
+        (a, s, k) for a in ("full", "probe", "scratch", "ngram") for s in (6, "all") for k in (0, 1)}
+    assert results[0]["arm"] == "ngram"  # the cheapest arm first: the first point comes fast
+    assert all(0 <= r["score"] <= 1 and r["score"] == r["accuracy"] and r["n_test"] == 9 for r in results)
+    assert all(r["cpu_seconds"] >= 0 and isinstance(r["same_answer"], bool) for r in results)
+    assert {r["examples"] for r in results if r["size"] == 6} == {6}
+    assert {r["steps"] for r in results if r["arm"] in ("full", "scratch")} == {4}
     classifiers = [e for e in middle if e["event"] == "classifier"]
-    assert [c["arm"] for c in classifiers] == ["full", "probe", "scratch"]
+    assert sorted(c["arm"] for c in classifiers) == ["full", "probe", "scratch"]
     gpt = next(e for e in middle if e["event"] == "gpt_way")
-    assert 0 <= gpt["accuracy"] <= 1 and gpt["n_test"] == 9
-    assert summary["event"] == "summary" and set(summary["results"]) == {"full", "probe", "scratch"}
+    assert 0 <= gpt["accuracy"] <= 1 and gpt["n_test"] == 9 and sum(gpt["answers"].values()) == 9
+    assert summary["event"] == "summary" and summary["metric"] == "accuracy"
+    assert set(summary["results"]) == {"full", "probe", "scratch", "ngram"}
     cell = summary["results"]["full"]["all"]
     accs = [r["accuracy"] for r in results if r["arm"] == "full" and r["size"] == "all"]
-    assert cell["n"] == 2 and cell["mean"] == pytest.approx(sum(accs) / 2) and cell["lo"] <= cell["mean"] <= cell["hi"]
-    assert summary["difference"]["by_size"]["3"]["seeds"] == [0, 1]
+    assert cell["n"] == 2 and cell["mean"] == pytest.approx(sum(accs) / 2) and 0 <= cell["lo"] <= cell["mean"] <= cell["hi"] <= 1
+    assert summary["difference"]["by_size"]["6"]["seeds"] == [0, 1]
+    assert set(summary["differences"]) == {"probe", "scratch", "ngram"} and summary["headline"]["text"]
+    assert set(summary["cpu_seconds"]) == {"full", "probe", "scratch", "ngram"}
     assert json.loads((out / "summary.json").read_text())["results"] == summary["results"]
     for c in classifiers:
         folder = out / c["dir"]
@@ -177,7 +232,7 @@ def test_exported_classifier_matches_pytorch(pretrained, data, tmp_path, tiny_mo
     from training.tokenizer import UNK
 
     model = build_classifier("full", pretrained, len(data.labels), data.kind, 0)
-    train_arm(model, "full", data, data.choose(None, 0), 0, FinetuneConfig(steps=2, batch_size=4))
+    train_arm(model, "full", data, data.choose(None, 0), [], 0, FinetuneConfig(fixed_steps=2, batch_size=4))
     export_classifier(model, tmp_path, "full", {"task": "themes"}, tiny_models_dir / "vocab.json", "t", "t")
     text = "the ghost at night, again!"
     b = encode_batch([text], [0], "sequence", data.stoi, UNK, pretrained.cfg.context)
@@ -188,11 +243,19 @@ def test_exported_classifier_matches_pytorch(pretrained, data, tmp_path, tiny_mo
 
 def test_per_character_task_from_a_corpus(tiny_models_dir, tiny_corpus, tmp_path):
     rc, events = run_cli(["--model", str(tiny_models_dir), "--task", "capitals", "--corpus", str(tiny_corpus),
-                          "--arms", "full,probe", "--sizes", "all", "--seeds", "1", "--steps", "3", "--out", str(tmp_path)])
+                          "--arms", "full,probe,ngram,likelihood", "--sizes", "all", "--seeds", "1", "--steps", "3",
+                          "--out", str(tmp_path)])
     assert rc == 0, events[-1]
-    assert events[0]["kind"] == "token" and events[0]["labels"] == ["0", "1"]
+    assert events[0]["kind"] == "token" and events[0]["labels"] == ["0", "1"] and events[0]["metric"] == "f1"
+    assert events[0]["skipped"][0]["arm"] == "likelihood" and events[0]["majority"]["f1"] == 0.0
+    results = [e for e in events if e["event"] == "result"]
+    assert {r["arm"] for r in results} == {"full", "probe", "ngram"}
+    assert all(r["metric"] == "f1" and r["score"] == r["f1"] and 0 <= r["f1"] <= 1 for r in results)
+    ngram = next(r for r in results if r["arm"] == "ngram")
+    assert ngram["f1"] > 0.9  # every capital of the tiny corpus starts a line or follows "speaker"
+    assert events[-1]["metric"] == "f1" and set(events[-1]["results"]) == {"full", "probe", "ngram"}
     gpt = next(e for e in events if e["event"] == "gpt_way")
-    assert gpt["unit"] == "characters" and 0 <= gpt["accuracy"] <= 1
+    assert gpt["unit"] == "characters" and 0 <= gpt["accuracy"] <= 1 and 0 <= gpt["f1"] <= 1
     card = json.loads((tmp_path / "classifiers" / "full" / "classifier.card.json").read_text())
     assert card["kind"] == "token" and card["held_out"]["unit"] == "characters"
     assert onnx_logits(tmp_path / "classifiers" / "probe", "speaker0. line 1").shape == (1, 18, 2)
