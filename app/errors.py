@@ -105,6 +105,9 @@ def validation_error_body(exc: RequestValidationError) -> tuple[int, str, str | 
     return 422, f"{param}: {err.get('msg', 'invalid value')}", param
 
 
+UNPARSED = "There was an error parsing the body"
+TOO_DEEP = "the request body is JSON nested too deeply to read (send the fields the endpoint documents)"
+UNREADABLE = "the request body could not be read as JSON"
 HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 
 
@@ -124,9 +127,17 @@ def install_handlers(app: FastAPI, security_headers: dict[str, str]) -> None:
     async def on_api_error(request: Request, exc: ApiError):
         return response(exc.status, exc.detail, exc.parameter, exc.headers)
 
+    @app.exception_handler(RecursionError)
+    async def on_too_deep(request: Request, exc: RecursionError):
+        # JSON nested thousands deep (a body, or a JSON text inside one): the client's doing, one log line
+        log.warning("%s %s: a request body nested too deeply to read", request.method, request.url.path)
+        return response(400, TOO_DEEP, None)
+
     @app.exception_handler(StarletteHTTPException)
     async def on_http(request: Request, exc: StarletteHTTPException):
         detail = exc.detail if isinstance(exc.detail, str) else "request failed"
+        if exc.status_code == 400 and detail == UNPARSED:  # FastAPI's own words for a body it could not read
+            detail = TOO_DEEP if isinstance(exc.__cause__, RecursionError) else UNREADABLE
         resp = response(exc.status_code, detail, None)
         resp.headers.update(exc.headers or {})
         if exc.status_code == 405:  # Allow: every method of every route on this path (GET and POST stream)

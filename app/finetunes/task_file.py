@@ -28,8 +28,15 @@ def parse(text: str, max_bytes: int) -> dict:
     size = len(text.encode("utf-8", errors="surrogatepass"))
     if size > max_bytes:
         raise ApiError(f"task_text is {size:,} bytes; the limit is {max_bytes:,} bytes", "task_text", status=413)
+    bad = next((i for i, ch in enumerate(text) if "\ud800" <= ch <= "\udfff"), None)
+    if bad is not None:  # an escaped \ud800-\udfff in the JSON body: half of a character, not UTF-8 text
+        raise TaskFileError("must be UTF-8 text; it holds a lone surrogate (half of a character)",
+                            text.count("\n", 0, bad) + 1)
     try:
         task = parse_task(text, "uploaded")
+    except RecursionError:  # a line of JSON nested thousands deep
+        raise TaskFileError("a line is JSON nested too deeply; each line is one flat object like "
+                            '{"text": ..., "label": ...}') from None
     except TaskFormatError as e:
         first, more = e.errors[0], len(e.errors) - 1
         rest = "; ".join(f"line {p['line']}: {_sentence(p)}" if p.get("line") else _sentence(p) for p in e.errors[1:])

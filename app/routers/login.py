@@ -8,6 +8,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from .. import auth, deps
+from .. import errors
 from ..errors import ApiError
 
 router = APIRouter(tags=["login"])
@@ -30,6 +31,8 @@ async def login(request: Request):
             given = str(json.loads(raw).get("token", ""))
         except (ValueError, AttributeError):
             given = ""
+        except RecursionError:  # nested thousands deep: a 400 naming the body, no traceback
+            raise ApiError(errors.TOO_DEEP, None, status=400) from None
     else:
         given = (parse_qs(raw.decode("utf-8", errors="replace")).get("token") or [""])[0]
     given = given.strip()
