@@ -1,0 +1,36 @@
+// node engine_parity.mjs STATIC_DIR SET_DIR CASES OUT: the browser engine (static/lib/engine.js and
+// engine_core.js) with the vendored onnxruntime-web's WebAssembly, run in node on a model set's web
+// copies (SET_DIR/web/). CASES: [[route, body], ...]; OUT: [{status, json, ms}, ...] in the same
+// order, where a refusal is {status, json: {detail, parameter}} (tests/app/test_engine_node.py).
+// Node reads .js files as CommonJS: the ES modules are copied to a temporary folder marked "module".
+import fs from "node:fs";
+import path from "node:path";
+const [staticDir, modelsDir, casesFile, outFile] = process.argv.slice(2);
+const tmp = fs.mkdtempSync("/tmp/engine-node-");
+process.on("exit", () => fs.rmSync(tmp, { recursive: true, force: true }));
+for (const f of ["engine.js", "engine_core.js"]) fs.copyFileSync(path.join(staticDir, "lib", f), path.join(tmp, f));
+fs.writeFileSync(path.join(tmp, "package.json"), '{"type": "module"}');
+const vendor = path.join(staticDir, "vendor", "onnxruntime-web");
+fs.copyFileSync(path.join(vendor, "ort.wasm.min.js"), path.join(tmp, "ort.mjs"));
+fs.copyFileSync(path.join(vendor, "ort-wasm-simd-threaded.js"), path.join(tmp, "ort-wasm-simd-threaded.mjs"));
+const ort = await import(path.join(tmp, "ort.mjs"));
+ort.env.wasm.numThreads = 1;
+ort.env.wasm.wasmPaths = { mjs: "file://" + path.join(tmp, "ort-wasm-simd-threaded.mjs") };
+ort.env.wasm.wasmBinary = fs.readFileSync(path.join(vendor, "ort-wasm-simd-threaded.wasm"));
+const { Engine } = await import(path.join(tmp, "engine.js"));
+const manifest = JSON.parse(fs.readFileSync(path.join(modelsDir, "web", "manifest.json")));
+const bytes = {};
+for (const [fam, part] of Object.entries(manifest.models)) bytes[fam] = fs.readFileSync(path.join(modelsDir, "web", part.file));
+const engine = Engine.create(ort, manifest, bytes);
+const fn = { "/api/generate": "generate", "/api/next-token": "nextToken", "/api/mask-fill": "maskFill" };
+const out = [];
+for (const [route, body] of JSON.parse(fs.readFileSync(casesFile))) {
+  const t0 = performance.now();
+  try {
+    out.push({ status: 200, json: await engine[fn[route]](body), ms: performance.now() - t0 });
+  } catch (e) {
+    if (e.status === undefined) throw e;
+    out.push({ status: e.status, json: { detail: e.detail, parameter: e.parameter } });
+  }
+}
+fs.writeFileSync(outFile, JSON.stringify(out));

@@ -1,0 +1,120 @@
+"""The browser engine (static/lib/engine.js) against the server, without a browser: node runs the
+engine's own modules with the vendored onnxruntime-web WebAssembly on a set's web copies
+(tests/app/engine_parity.mjs), the app answers the same bodies in-process. Same texts, the same
+refusals, probabilities within 1e-4; on the tiny set (GPT's context of 64: 150 characters cross
+the window restart) and on the shipped set. The same comparison runs in Chromium in
+tests/browser/test_engine.py."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.config import REPO, Settings
+from app.main import create_app
+
+NODE = shutil.which("node")
+pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed")
+TOLERANCE = 1e-4
+
+CASES = [
+    ["/api/generate", {"prompt": "To be, or not to be, ", "max_new_tokens": 150, "seed": 0}],
+    ["/api/generate", {"prompt": "the king ", "max_new_tokens": 150, "seed": 7, "temperature": 0.8, "top_k": 20, "top_p": 0.9}],
+    ["/api/generate", {"prompt": "SPEAKER1.\n", "max_new_tokens": 150, "temperature": 0}],
+    ["/api/generate", {"prompt": "Line 3 speaks of love in the garden, again! " * 3, "max_new_tokens": 120,
+                       "seed": 4294967295, "temperature": 1.4, "top_p": 0.5}],
+    ["/api/generate", {"prompt": "caf\u00e9 \U0001F600 ", "max_new_tokens": 20, "seed": 3, "top_k": 1}],
+    ["/api/next-token", {"prompt": "To be, or not to be, that", "generated": 4, "seed": 3, "top_p": 0.5}],
+    ["/api/next-token", {"prompt": "the sea " * 12, "generated": 60, "seed": 11, "temperature": 0.5, "top_k": 5}],
+    ["/api/next-token", {"prompt": "a ship", "temperature": 0}],
+    ["/api/mask-fill", {"text": "To be, or not to [MASK]e, that is the qu[MASK]stion"}],
+    ["/api/mask-fill", {"text": "Line 12 speaks of war and the sword", "positions": [0, 5, 12, 30], "top_k": 5}],
+    ["/api/mask-fill", {"text": "caf\u00e9 \U0001F600 [MASK]ing", "top_k": 3}],
+    ["/api/generate", {"prompt": "x", "top_k": 999}],
+    ["/api/generate", {"prompt": ""}],
+    ["/api/next-token", {"prompt": "ab", "generated": 2}],
+    ["/api/mask-fill", {"text": "no marker here"}],
+    ["/api/mask-fill", {"text": "two [MASK] markers", "positions": [1]}],
+    ["/api/mask-fill", {"text": "abc", "positions": [1, 1]}],
+    ["/api/mask-fill", {"text": "abc", "positions": [5]}],
+    ["/api/mask-fill", {"text": "x" * 300 + "[MASK]"}],
+]
+
+
+def close(a: float, b: float) -> bool:
+    return abs(a - b) <= TOLERANCE
+
+
+def assert_same(route: str, server: dict, engine: dict) -> None:
+    assert engine["status"] == server["status"], (route, server, engine)
+    s, e = server["json"], engine["json"]
+    if server["status"] != 200:
+        assert e["parameter"] == s["parameter"], (route, s, e)
+        return
+    assert e["unknown_chars"] == s["unknown_chars"]
+    if route == "/api/generate":
+        assert e["text"] == s["text"]
+        assert e["context_used"] == s["context_used"]
+        for se, ee in zip(s["steps"], e["steps"]):
+            assert se["char"] == ee["char"] and close(se["prob"], ee["prob"])
+            tops = {t["char"]: t["prob"] for t in ee["top"]}
+            assert all(close(t["prob"], tops.get(t["char"], -1)) for t in se["top"] if t["prob"] > 2 * TOLERANCE)
+    elif route == "/api/next-token":
+        assert e["sample"] == s["sample"] or (e["sample"]["char"] == s["sample"]["char"]
+                                              and close(e["sample"]["prob"], s["sample"]["prob"]))
+        assert e["kept"] == s["kept"] and e["greedy"] == s["greedy"] and e["context_used"] == s["context_used"]
+        for key in ("raw", "tempered", "final"):
+            assert max(abs(x - y) for x, y in zip(s[key], e[key])) <= TOLERANCE
+            assert close(s["entropy"][key], e["entropy"][key])
+    else:
+        assert e["tokens"] == s["tokens"]
+        for sm, em in zip(s["masks"], e["masks"], strict=True):
+            assert sm["position"] == em["position"]
+            assert [p["char"] for p in sm["predictions"]] == [p["char"] for p in em["predictions"]]
+            assert all(close(p["prob"], q["prob"]) for p, q in zip(sm["predictions"], em["predictions"]))
+            assert (sm["original"] is None) == (em["original"] is None)
+            if sm["original"]:
+                assert sm["original"]["rank"] == em["original"]["rank"] and close(sm["original"]["prob"], em["original"]["prob"])
+
+
+def run_engine(set_dir: Path, cases: list, tmp_path: Path) -> list[dict]:
+    (tmp_path / "cases.json").write_text(json.dumps(cases), encoding="utf-8")
+    subprocess.run(["nice", "-n", "10", NODE, str(REPO / "tests" / "app" / "engine_parity.mjs"), str(REPO / "static"),
+                    str(set_dir), str(tmp_path / "cases.json"), str(tmp_path / "out.json")], check=True, timeout=300)
+    return json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+
+
+def run_server(set_dir: Path, cases: list, tmp_path: Path) -> list[dict]:
+    settings = Settings(models_dir=set_dir, data_dir=tmp_path / "data", instructor_token="t" * 32)
+    with TestClient(create_app(settings), base_url="http://localhost") as client:
+        return [{"status": r.status_code, "json": r.json()} for r in (client.post(path, json=body) for path, body in cases)]
+
+
+def check_set(set_dir: Path, tmp_path: Path) -> None:
+    server, engine = run_server(set_dir, CASES, tmp_path), run_engine(set_dir, CASES, tmp_path)
+    assert [r["status"] for r in server] == [200] * 11 + [422] * 8
+    for (route, _), s, e in zip(CASES, server, engine, strict=True):
+        assert_same(route, s, e)
+
+
+def test_engine_matches_the_server_on_the_tiny_set(tiny_models_dir, tmp_path):
+    assert (tiny_models_dir / "web" / "manifest.json").is_file(), "the model-set writer writes web copies"
+    check_set(tiny_models_dir, tmp_path)
+
+
+def test_engine_matches_the_server_on_the_shipped_set(tmp_path):
+    shipped = REPO / "models"
+    if not (shipped / "web" / "manifest.json").is_file():  # before `python -m training web-copies models`
+        from training.export.web import write_web_copies
+
+        copy = tmp_path / "shipped"
+        copy.mkdir()
+        for name in ("gpt.onnx", "bert.onnx", "gpt.card.json", "bert.card.json", "vocab.json", "set.json"):
+            shutil.copy(shipped / name, copy / name)
+        write_web_copies(copy)
+        shipped = copy
+    check_set(shipped, tmp_path)
