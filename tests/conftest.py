@@ -1,10 +1,17 @@
-"""Shared fixtures. `tiny_models_dir` trains and packages a tiny GPT and BERT in seconds, so app
-tests exercise real ONNX files without depending on the shipped models' numbers."""
+"""Shared fixtures. `tiny_models_dir` trains and packages a tiny GPT and BERT, so app tests exercise
+real ONNX files without depending on the shipped models' numbers. Building them takes about a minute
+(mostly the ONNX exports), so they are kept in pytest's cache and rebuilt only when the code that
+makes them changes (`tiny_build_dir`)."""
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import hashlib
 import importlib.util
 import io
+import os
+import shutil
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import pytest
@@ -54,28 +61,68 @@ def tiny_corpus(tmp_path_factory) -> Path:
     return write_tiny_corpus(tmp_path_factory.mktemp("corpus"))
 
 
-@pytest.fixture(scope="session")
-def tiny_runs_dir(tmp_path_factory, tiny_corpus) -> Path:
-    """Checkpoints of a tiny GPT and BERT: <dir>/gpt/ckpt.pt and <dir>/bert/ckpt.pt."""
+def build_tiny(folder: Path) -> None:
+    """folder/corpus (the tiny corpus), folder/runs/{gpt,bert}/ckpt.pt (30 steps each) and
+    folder/models (the packaged model set)."""
+    from training.package import package
     from training.train import TrainConfig, Trainer
 
-    runs = tmp_path_factory.mktemp("runs")
+    corpus, runs = write_tiny_corpus(folder / "corpus"), folder / "runs"
     for family, context in (("gpt", 64), ("bert", 64)):
-        cfg = TrainConfig(family=family, corpus=str(tiny_corpus), out=str(runs / family), n_layer=2, n_head=2,
+        cfg = TrainConfig(family=family, corpus=str(corpus), out=str(runs / family), n_layer=2, n_head=2,
                           n_embd=32, n_ff=64, context=context, batch_size=8, steps=30, eval_interval=15,
                           eval_batches=2, warmup=5, lr=3e-3)
         with contextlib.redirect_stderr(io.StringIO()):
             Trainer(cfg).fit(log=io.StringIO())
-    return runs
+    with contextlib.redirect_stderr(io.StringIO()):
+        package(str(runs / "gpt" / "ckpt.pt"), str(runs / "bert" / "ckpt.pt"), folder / "models",
+                eval_pairs=100, eval_chars=5000, quiz_items=20)
+
+
+def tiny_fingerprint() -> str:
+    """What the tiny models depend on: the trainer's and the contract's code, this file, the libraries."""
+    h = hashlib.sha256()
+    for path in sorted([*(REPO / "training").rglob("*.py"), *(REPO / "app" / "contract").rglob("*.py"),
+                        Path(__file__).resolve()]):
+        h.update(str(path.relative_to(REPO)).encode() + b"\0" + path.read_bytes())
+    for dist in ("torch", "onnx", "onnxscript", "onnxruntime", "numpy"):
+        try:
+            h.update(f"{dist}={version(dist)}".encode())
+        except PackageNotFoundError:
+            h.update(f"{dist}=none".encode())
+    return h.hexdigest()[:16]
 
 
 @pytest.fixture(scope="session")
-def tiny_models_dir(tmp_path_factory, tiny_runs_dir) -> Path:
-    from training.package import package
+def tiny_build_dir(request, tmp_path_factory) -> Path:
+    """The tiny GPT and BERT (`build_tiny`), built once per version of the code that makes them: kept in
+    pytest's cache (.pytest_cache/d/tiny-models/<fingerprint>/) and reused by later sessions. Rebuilt
+    when training/, app/contract/, this file or a library changes, after `--cache-clear`, and in every
+    session with PLAYGROUND_TEST_FRESH_MODELS=1 (a fresh machine, as in CI, builds them anyway).
+    Tests only read it. Sessions started at once build it once (a file lock)."""
+    cache = getattr(request.config, "cache", None)
+    if cache is None or os.environ.get("PLAYGROUND_TEST_FRESH_MODELS"):
+        folder = tmp_path_factory.mktemp("tiny")
+        build_tiny(folder)
+        return folder
+    folder = cache.mkdir("tiny-models") / tiny_fingerprint()
+    complete = folder / "COMPLETE"
+    with open(folder.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not complete.exists():
+            shutil.rmtree(folder, ignore_errors=True)  # what an interrupted build left
+            build_tiny(folder)
+            complete.write_text("built by tests/conftest.py build_tiny\n", encoding="utf-8")
+    return folder
 
-    runs = tiny_runs_dir
-    out = tmp_path_factory.mktemp("models")
-    with contextlib.redirect_stderr(io.StringIO()):
-        package(str(runs / "gpt" / "ckpt.pt"), str(runs / "bert" / "ckpt.pt"), out,
-                eval_pairs=100, eval_chars=5000, quiz_items=20)
-    return out
+
+@pytest.fixture(scope="session")
+def tiny_runs_dir(tiny_build_dir) -> Path:
+    """Checkpoints of a tiny GPT and BERT: <dir>/gpt/ckpt.pt and <dir>/bert/ckpt.pt (read only)."""
+    return tiny_build_dir / "runs"
+
+
+@pytest.fixture(scope="session")
+def tiny_models_dir(tiny_build_dir) -> Path:
+    """The tiny GPT and BERT as a model set (read only)."""
+    return tiny_build_dir / "models"
