@@ -3,13 +3,19 @@ printed (kept in the job's events.jsonl). Pure functions, no I/O: the job manage
 tests all fold the same lines the same way.
 
 Lines (one JSON object each; unknown events and fields are kept, never fatal):
-    start       task, kind (sequence|token), labels, arms, sizes, seeds, n_train, n_test, jobs
-    result      arm, size, seed, accuracy, n_test, seconds (and step, fine-tuning from snapshots)
+    start       task, kind (sequence|token), metric (accuracy|f1), labels, arms, sizes, seeds, n_train,
+                n_test, jobs, skipped, notes, majority
+    result      arm, size, seed, score (the metric's value), accuracy, n_test, steps, same_answer,
+                seconds, cpu_seconds (and step, fine-tuning from snapshots)
     classifier  arm, dir (a model-set folder under the job's output), accuracy
-    gpt_way     GPT's zero-training answer (scored continuations)
-    summary     results {arm: {size: {mean, lo, hi, n}}}, difference, gpt_way; from snapshots also
-                by_step [{model, step, mean, lo, hi, n}] (then the summary here is by step)
+    gpt_way     GPT's zero-training answer (scored continuations, with its answer counts)
+    summary     results {arm: {size: {mean, lo, hi, n}}} (bootstrap intervals), difference, differences,
+                headline, same_answer, steps, cpu_seconds, majority, skipped, gpt_way; from snapshots
+                also by_step [{model, step, mean, lo, hi, n}] (then the summary here is by step)
     error       message
+
+Until the summary arrives, `so_far` is a quick t-interval over the seeds done, kept inside 0-1 (the
+trainer's summary replaces it with its bootstrap over seeds and held-out examples).
 """
 from __future__ import annotations
 
@@ -29,7 +35,10 @@ def interval(values: list[float]) -> dict:
         return {"mean": mean, "lo": None, "hi": None, "n": n}
     sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
     half = (T95[n - 2] if n - 2 < len(T95) else 1.96) * sd / math.sqrt(n)
-    return {"mean": mean, "lo": mean - half, "hi": mean + half, "n": n}
+    return {"mean": mean, "lo": max(0.0, mean - half), "hi": min(1.0, mean + half), "n": n}
+
+
+FINAL_KEYS = ("metric", "headline", "differences", "same_answer", "steps", "cpu_seconds", "majority", "skipped")
 
 
 def size_key(size) -> str:
@@ -41,21 +50,23 @@ def partial_summary(results: list[dict], by: str = "size") -> dict:
     groups: dict[str, dict[str, list[float]]] = {}
     for r in results:
         key = r.get(by)
-        if key is None or not isinstance(r.get("accuracy"), (int, float)):
+        value = r.get("score", r.get("accuracy"))
+        if key is None or not isinstance(value, (int, float)):
             continue
-        groups.setdefault(str(r.get("arm")), {}).setdefault(size_key(key), []).append(float(r["accuracy"]))
+        groups.setdefault(str(r.get("arm")), {}).setdefault(size_key(key), []).append(float(value))
     return {arm: {k: interval(v) for k, v in sizes.items()} for arm, sizes in groups.items()}
 
 
 def fold(lines: list[dict]) -> dict:
     """The job's results so far from its event lines, in order."""
     state: dict = {"start": None, "results": [], "classifiers": [], "gpt_way": None, "summary": None,
-                   "difference": None, "error": None, "done": 0, "total": None}
+                   "difference": None, "final": None, "metric": None, "error": None, "done": 0, "total": None}
     for e in lines:
         kind = e.get("event")
         if kind == "start":
             state["start"] = {k: v for k, v in e.items() if k != "event"}
             state["total"] = e.get("jobs")
+            state["metric"] = e.get("metric", "accuracy")
         elif kind == "result":
             state["results"].append({k: v for k, v in e.items() if k != "event"})
             state["done"] += 1
@@ -69,6 +80,7 @@ def fold(lines: list[dict]) -> dict:
                 state["summary"] = {"full": {str(b.get("step")): {k: b.get(k) for k in ("mean", "lo", "hi", "n")}
                                              for b in e["by_step"] if isinstance(b, dict)}}
             state["difference"] = e.get("difference")
+            state["final"] = {k: v for k, v in e.items() if k in FINAL_KEYS}
             if e.get("gpt_way") is not None:
                 state["gpt_way"] = e.get("gpt_way")
         elif kind == "error":

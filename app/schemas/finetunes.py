@@ -7,14 +7,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from . import Strict, UnknownChar
 
-ARMS = ("full", "probe", "scratch")
+ARMS = ("full", "probe", "scratch", "ngram", "likelihood")
 ARM_NAMES = {"full": "pretrained, fully fine-tuned", "probe": "pretrained, frozen + head (linear probe)",
-             "scratch": "same model from random weights (from scratch)"}
+             "scratch": "same model from random weights (from scratch)",
+             "ngram": "logistic regression on character 1-3-grams (no pretraining)",
+             "likelihood": "GPT's per-character likelihood with one threshold (no labels taught)"}
 MAX_CLASSIFY_CHARS = 1000
 
 
 class StartFinetune(Strict):
-    """Start a fine-tune (instructor only): the same labelled examples, steps and seeds for each arm.
+    """Start a fine-tune (instructor only): the same labelled examples, budget rule and seeds for each arm.
     Exactly one of `task` and `task_text` (the other omitted or null)."""
 
     model_config = ConfigDict(json_schema_extra={"oneOf": [
@@ -28,15 +30,19 @@ class StartFinetune(Strict):
                                   '{"text", "label"} (whole text) or {"text", "tags"} (one tag character per '
                                   'character), optional "split": "train"|"test".')
     task_name: str | None = Field(None, min_length=1, max_length=60, description="What to call an uploaded task.")
-    arms: list[Literal["full", "probe", "scratch"]] = Field(list(ARMS), min_length=1, max_length=3, description=(
-        "full: the pretrained encoder and a new head, all trained; probe: the pretrained encoder frozen, only "
-        "the head trained; scratch: the same architecture from random weights."))
+    arms: list[Literal["full", "probe", "scratch", "ngram", "likelihood"]] = Field(
+        list(ARMS), min_length=1, max_length=5, description=(
+            "full: the pretrained encoder and a new head, all trained; probe: a logistic regression on the frozen "
+            "pretrained encoder's features; scratch: the same architecture from random weights, all trained; "
+            "ngram: a logistic regression on character 1-3-grams (no pretraining); likelihood: GPT's per-character "
+            "log-likelihood with one threshold (whole-input tasks with two labels)."))
     sizes: list[int | Literal["all"]] = Field([8, 32, 128, "all"], min_length=1, max_length=8,
                                               description="Numbers of labelled examples to train on ('all' = every "
                                               "training example).")
-    seeds: int = Field(3, ge=1, le=10, description="Repeats per arm and size, each with its own sample of examples "
-                       "and its own head initialisation (the 95 % intervals are over these).")
-    steps: int | None = Field(None, ge=1, le=5000, description="Training steps per fine-tune (default: the trainer's).")
+    seeds: int = Field(5, ge=1, le=10, description="Repeats per arm and size, each with its own sample of examples "
+                       "and its own head initialisation (the 95 % intervals resample these and the held-out examples).")
+    steps: int | None = Field(None, ge=1, le=5000, description="Train the trained arms exactly this many steps "
+                              "(default: the fair budget, stopping when a validation slice stops improving).")
     snapshots: bool = Field(False, description="Fine-tune from every snapshot of the run `model` belongs to, to "
                             "plot downstream accuracy against pretraining steps.")
 
@@ -74,6 +80,10 @@ class FinetuneDetail(FinetuneSummary):
                                                    "(Student's t over seeds) of the results so far.")
     summary: dict[str, dict[str, Interval]] | None = Field(description="The trainer's final summary, per arm and size.")
     difference: dict[str, Any] | None = Field(description="The trainer's paired differences (full minus scratch ...).")
+    metric: Literal["accuracy", "f1"] | None = Field(None, description="The score: accuracy (whole-input task) or "
+                                                     "F1 of the rarer tags (per-character task).")
+    final: dict[str, Any] | None = Field(None, description="The rest of the trainer's summary: headline, differences "
+                                         "(full minus each arm), same_answer, steps, cpu_seconds, majority, skipped.")
     gpt_way: dict[str, Any] | None = Field(description="GPT's zero-training answer: each label scored as a "
                                            "continuation of a prompt.")
     classifiers: list[dict[str, Any]] = Field(description="Exported classifiers: arm, dir, accuracy, and `model` "
