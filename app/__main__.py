@@ -20,7 +20,7 @@ from .config import Settings
 OPTIONS = {
     "--host": ("host", str, "interface to listen on (default 127.0.0.1: this machine only)"),
     "--port": ("port", int, "TCP port (default 8000)"),
-    "--workers": ("workers", int, "server processes (default 1; see README before raising it)"),
+    "--workers": ("workers", int, "server processes (default 1; see docs/serving.md before raising it)"),
     "--models-dir": ("models_dir", str, "the default model set: gpt.onnx, bert.onnx, vocab.json, cards, nsp_quiz.json"),
     "--extra-models": ("extra_models", str, "more model-set folders to serve beside it, comma-separated"),
     "--threads": ("threads", int, "onnxruntime intra-op threads per model (default 1)"),

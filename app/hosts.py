@@ -82,7 +82,7 @@ UNKNOWN_NAME_PAGE = """<!doctype html>
 address to use (often a number such as <code>http://192.168.1.20:8000</code>), or scan the class QR code again.</p>
 <h2>For the teacher</h2>
 <p>Give students the address that <code>python -m app</code> printed for them, or restart the server with
-<code>--allowed-hosts</code> followed by the name they typed (README: "In a classroom on a LAN").</p>
+<code>--allowed-hosts</code> followed by the name they typed (docs/serving.md: "In a classroom on a LAN").</p>
 </main></body></html>
 """.encode()
 

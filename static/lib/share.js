@@ -49,7 +49,7 @@ function refresh() {
   if (localOnly(location.hostname)) {
     clear(qr).appendChild(el("p", { class: "note", id: "share-no-qr" }, ["No QR code: " + location.hostname +
       " opens only on this computer, so a phone could not open it. For a class, start the server with ",
-      el("code", { class: "nowrap", text: "--host 0.0.0.0" }), " (README: “In a classroom on a LAN”) and open " +
+      el("code", { class: "nowrap", text: "--host 0.0.0.0" }), " (docs/serving.md: “In a classroom on a LAN”) and open " +
       "this page by the address it prints for students; the QR code then shows that address."]));
     return;
   }
