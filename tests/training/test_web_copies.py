@@ -1,0 +1,99 @@
+"""Web copies of a model set (training/export/web.py): what the browser's engine downloads."""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import shutil
+
+import numpy as np
+import onnx
+import pytest
+
+from training.export.web import MANIFEST, WEB_DIR, check_gpt, fp16_graph, write_web_copies
+
+
+@pytest.fixture
+def set_copy(tiny_models_dir, tmp_path):
+    folder = tmp_path / "set"
+    shutil.copytree(tiny_models_dir, folder)
+    shutil.rmtree(folder / WEB_DIR, ignore_errors=True)
+    return folder
+
+
+def test_fp16_graph_stores_half_the_weights_and_computes_in_float32(tiny_models_dir):
+    import onnxruntime as ort
+
+    fp32 = onnx.load(str(tiny_models_dir / "bert.onnx"))
+    half = fp16_graph(fp32)
+    types = {i.data_type for i in half.graph.initializer if i.name.endswith("__fp16")}
+    assert types == {onnx.TensorProto.FLOAT16}
+    assert sum(1 for n in half.graph.node if n.op_type == "Cast" and n.name.endswith("__cast")) > 10
+    assert len(half.SerializeToString()) < 0.8 * len(fp32.SerializeToString())  # (the tiny graph: nodes weigh too)
+    ids = np.array([[3, 10, 11, 2, 12, 4]], dtype=np.int64)
+    feeds = {"input_ids": ids, "token_type_ids": np.zeros_like(ids)}
+    a = ort.InferenceSession(fp32.SerializeToString()).run(None, feeds)[0]
+    b = ort.InferenceSession(half.SerializeToString()).run(None, feeds)[0]
+    assert b.dtype == np.float32 and np.abs(a - b).max() < 0.05 and np.abs(a - b).max() > 0
+
+
+def test_web_copies_are_hashed_gzipped_and_checked(set_copy):
+    manifest = write_web_copies(set_copy)
+    web = set_copy / WEB_DIR
+    assert json.loads((web / MANIFEST).read_text()) == manifest
+    assert manifest["vocab"]["chars"] == json.loads((set_copy / "vocab.json").read_text())["chars"]
+    assert set(manifest["models"]) == {"gpt", "bert"}
+    for fam, part in manifest["models"].items():
+        data = (web / part["file"]).read_bytes()
+        assert part["file"] == f"{fam}.{hashlib.sha256(data).hexdigest()[:16]}.onnx" and part["sha256"] == hashlib.sha256(data).hexdigest()
+        assert gzip.decompress((web / (part["file"] + ".gz")).read_bytes()) == data
+        assert part["bytes"] == len(data) and part["gzip_bytes"] == (web / (part["file"] + ".gz")).stat().st_size
+        check = part["fp16_check"]
+        # fp16 storage only where it keeps the answers; otherwise the float32 graph itself
+        assert part["storage"] == ("fp16" if check["ok"] else "fp32")
+        if part["storage"] == "fp32":
+            assert data == (set_copy / f"{fam}.onnx").read_bytes()
+        else:
+            assert len(data) < 0.8 * part["fp32_bytes"]
+        assert part["config"]["context"] == json.loads((set_copy / f"{fam}.card.json").read_text())["config"]["context"]
+    assert manifest["models"]["gpt"]["fp16_check"]["texts"] == 12
+
+
+def test_unchanged_sets_keep_their_copies_and_stale_files_go(set_copy):
+    first = write_web_copies(set_copy)
+    web = set_copy / WEB_DIR
+    stamp = {p.name: p.stat().st_mtime_ns for p in web.iterdir()}
+    (web / "gpt.0123456789abcdef.onnx").write_bytes(b"old")
+    again = write_web_copies(set_copy)
+    assert again == first
+    assert not (web / "gpt.0123456789abcdef.onnx").exists()
+    assert all(p.stat().st_mtime_ns == stamp[p.name] for p in web.iterdir() if p.name != MANIFEST)
+
+
+def test_a_copy_that_changes_a_text_is_refused(tiny_models_dir):
+    """The check can fail: a GPT whose weights are perturbed (as a bad fp16 rounding would) is caught."""
+    from onnx import numpy_helper
+
+    data = (tiny_models_dir / "gpt.onnx").read_bytes()
+    model = onnx.load_from_string(data)
+    for init in model.graph.initializer:
+        if init.data_type == onnx.TensorProto.FLOAT and "emb" in init.name:
+            w = numpy_helper.to_array(init)
+            init.CopyFrom(numpy_helper.from_array((w + np.random.default_rng(0).normal(0, 0.5, w.shape)).astype(np.float32), init.name))
+    config = json.loads((tiny_models_dir / "gpt.card.json").read_text())["config"]
+    chars = json.loads((tiny_models_dir / "vocab.json").read_text())["chars"]
+    assert check_gpt(data, data, config, chars)["ok"]
+    assert not check_gpt(data, model.SerializeToString(), config, chars)["ok"]
+
+
+def test_the_command_covers_a_run_folder(set_copy, tmp_path, capsys):
+    from training.export.web import main
+
+    run = tmp_path / "run"
+    shutil.copytree(set_copy, run / "final")
+    shutil.copytree(set_copy, run / "snapshots" / "step-000010")
+    main([str(run)])
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert len(lines) == 2 and all((run / p / WEB_DIR / MANIFEST).is_file() for p in ("final", "snapshots/step-000010"))
+    with pytest.raises(SystemExit):
+        main([str(tmp_path / "missing")])
