@@ -1,0 +1,114 @@
+"""The browser engine's files as the server serves them (app/routers/device.py), and the static build
+(python -m app export-static, app/static_build.py)."""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.config import REPO, Settings
+from app.main import create_app
+from app.security import CSP
+from app.static_build import NOTICE, ON_DEVICE, PAGES, export
+
+IMMUTABLE = "public, max-age=31536000, immutable"
+
+
+@pytest.fixture
+def client(tiny_models_dir, tmp_path):
+    settings = Settings(models_dir=tiny_models_dir, data_dir=tmp_path / "data", instructor_token="t" * 32)
+    with TestClient(create_app(settings), base_url="http://localhost") as c:
+        yield c
+
+
+def test_manifest_names_hashed_files(client, tiny_models_dir):
+    r = client.get("/web/models/default/manifest.json")
+    assert r.status_code == 200 and r.headers["cache-control"] == "no-cache"
+    m = r.json()
+    own = json.loads((tiny_models_dir / "web" / "manifest.json").read_text())
+    assert m["id"] == client.get("/api/models").json()["default"] and m["vocab"] == own["vocab"]
+    assert client.get(f"/web/models/{m['id']}/manifest.json").json() == m
+    for fam, part in m["models"].items():
+        assert part["url"] == f"/web/models/{m['id']}/{own['models'][fam]['file']}"
+    assert m["engine"]["wasm"].startswith("/web/engine/ort-wasm-simd-threaded.") and m["engine"]["wasm"].endswith(".wasm")
+    assert m["engine"]["module"].endswith(".js")
+
+
+def test_model_files_are_immutable_and_precompressed(client, tiny_models_dir):
+    m = client.get("/web/models/default/manifest.json").json()
+    part = m["models"]["gpt"]
+    plain = (tiny_models_dir / "web" / part["file"]).read_bytes()
+    r = client.get(part["url"])  # the test client accepts gzip and decodes it
+    assert r.status_code == 200 and r.content == plain
+    assert r.headers["content-encoding"] == "gzip" and r.headers["cache-control"] == IMMUTABLE
+    assert int(r.headers["content-length"]) == part["gzip_bytes"] and "accept-encoding" in r.headers["vary"].lower()
+    r = client.get(part["url"], headers={"accept-encoding": "identity"})
+    assert r.content == plain and "content-encoding" not in r.headers
+    assert hashlib.sha256(plain).hexdigest().startswith(part["url"].rsplit(".", 2)[-2])
+
+
+def test_engine_files_are_immutable_and_compressed_once(client):
+    m = client.get("/web/models/default/manifest.json").json()
+    wasm = (REPO / "static" / "vendor" / "onnxruntime-web" / "ort-wasm-simd-threaded.wasm").read_bytes()
+    r = client.get(m["engine"]["wasm"])
+    assert r.status_code == 200 and r.content == wasm and r.headers["content-type"] == "application/wasm"
+    assert r.headers["cache-control"] == IMMUTABLE and int(r.headers["content-length"]) == m["engine"]["wasm_gzip_bytes"]
+    r = client.get(m["engine"]["module"])
+    assert r.headers["content-type"].startswith("text/javascript") and r.headers["content-security-policy"] == CSP
+
+
+def test_unknown_files_and_sets_are_404_naming_what(client):
+    r = client.get("/web/models/nope/manifest.json")
+    assert r.status_code == 404 and r.json()["parameter"] == "model"
+    assert client.get("/web/models/default/gpt.0123456789abcdef.onnx").status_code == 404
+    assert client.get("/web/models/default/..%2Fgpt.onnx").status_code == 404
+    assert client.get("/web/models/default/vocab.json").status_code == 404
+    r = client.get("/web/engine/ort-wasm-simd-threaded.0123456789abcdef.wasm")
+    assert r.status_code == 404 and "manifest" in r.json()["detail"]
+
+
+def test_a_set_without_web_copies_says_how_to_make_them(tiny_models_dir, tmp_path):
+    import shutil
+
+    folder = tmp_path / "set"
+    shutil.copytree(tiny_models_dir, folder, ignore=shutil.ignore_patterns("web"))
+    settings = Settings(models_dir=folder, data_dir=tmp_path / "data", instructor_token="t" * 32)
+    with TestClient(create_app(settings), base_url="http://localhost") as c:
+        r = c.get("/web/models/default/manifest.json")
+    assert r.status_code == 404 and "web-copies" in r.json()["detail"]
+
+
+def test_csp_allows_webassembly_and_never_eval(client):
+    policy = client.get("/generate").headers["content-security-policy"]
+    script = next(d for d in policy.split("; ") if d.startswith("script-src"))
+    assert script == "script-src 'self' 'wasm-unsafe-eval'" and "'unsafe-eval'" not in policy
+
+
+def test_export_static_writes_the_pages_engine_and_models(tiny_models_dir, tmp_path):
+    out = tmp_path / "site"
+    summary = export(out, tiny_models_dir)
+    assert summary["pages"] == PAGES
+    for path in PAGES:
+        html = (out / (path.strip("/") + "/index.html" if path != "/" else "index.html")).read_text()
+        assert '<meta name="playground-build" content="static">' in html
+        assert "script-src 'self' 'wasm-unsafe-eval'" in html and "'unsafe-eval'" not in html
+        assert (NOTICE in html) == (path not in ON_DEVICE)
+    assert (out / "static" / "lib" / "engine.js").read_bytes() == (REPO / "static" / "lib" / "engine.js").read_bytes()
+    models = json.loads((out / "api" / "models").read_text())
+    assert models["static_build"] and [s["id"] for s in models["sets"]] == [models["default"]]
+    manifest = json.loads((out / "web" / "models" / "default" / "manifest.json").read_text())
+    assert manifest == json.loads((out / "web" / "models" / models["default"] / "manifest.json").read_text())
+    for url in [p["url"] for p in manifest["models"].values()] + [manifest["engine"]["wasm"], manifest["engine"]["module"]]:
+        data = (out / url.lstrip("/")).read_bytes()
+        assert gzip.decompress((out / (url.lstrip("/") + ".gz")).read_bytes()) == data
+    # a second export replaces the first; a folder holding something else is refused
+    export(out, tiny_models_dir)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "keep.txt").write_text("mine")
+    with pytest.raises(SystemExit):
+        export(other, tiny_models_dir)
+    assert (other / "keep.txt").read_text() == "mine"
