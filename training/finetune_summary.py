@@ -37,7 +37,8 @@ def comparison(other: str, by_size: dict, sizes: list[str], metric: str) -> dict
                     "the smallest size where the difference is clear.")
             return {"of": ["full", other], "size": size, "difference": d, "text": text}
     return {"of": ["full", other], "size": None, "difference": None,
-            "text": f"Against {ARM_WORDS[other]}: no size shows a difference yet: add seeds or examples."}
+            "text": f"Between the pretrained model and {ARM_WORDS[other]}: no size shows a difference yet: "
+                    "add seeds or examples."}
 
 
 def summarize(outcomes: list[tuple[dict, object]], arms: list[str], sizes: list, metric: str) -> dict:

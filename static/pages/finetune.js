@@ -1,138 +1,17 @@
 /* The fine-tune lab (/finetune): start a fine-tune (instructor), watch its label-efficiency plot fill in
    live (GET /api/finetunes/{id}/events), read the same numbers in a table, try the exported classifiers.
    Every number drawn is one the API returned (the job's `summary`, or `so_far` until it arrives). */
-import { el, svg, $ } from "../lib/dom.js";
+import { el, $ } from "../lib/dom.js";
 import { showError, clearError } from "../lib/errors.js";
 import { api, errorOf } from "../lib/api.js";
-
-const ARM_TEXT = { full: "Pretrained + fine-tuned", probe: "Linear probe (frozen)", scratch: "From scratch" };
-const ARMS = ["full", "probe", "scratch"];
-
-/* Accuracies always with one decimal (the table and the API's numbers compare digit for digit). */
-const pct = (x) => (x === null || x === undefined ? "–" : (100 * x).toFixed(1) + " %");
-
-/* ---------- the numbers: the API's summary, else its results so far ---------- */
-function table(detail) {
-  return detail.summary || detail.so_far || {};
-}
-
-/* x position of a size key: "all" is the job's whole training split. */
-function xOf(key, detail) {
-  if (key === "all") return (detail.start && detail.start.n_train) || null;
-  const n = Number(key);
-  return Number.isFinite(n) ? n : null;
-}
-
-function sortedKeys(numbers, detail) {
-  const keys = new Set();
-  for (const arm of Object.values(numbers)) for (const k of Object.keys(arm)) keys.add(k);
-  return [...keys].sort((a, b) => (xOf(a, detail) ?? 1e12) - (xOf(b, detail) ?? 1e12));
-}
-
-/* ---------- a small SVG line plot with 95 % whiskers ---------- */
-function plot(figure, series, opts) {
-  figure.querySelector("svg")?.remove();
-  const W = 560, H = 320, L = 56, R = 16, T = 16, B = 48;
-  const xs = series.flatMap((s) => s.points.map((p) => p.x)).filter((x) => x !== null && x > 0);
-  const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": opts.label, class: "plot" });
-  if (!xs.length) {
-    root.append(svg("text", { x: W / 2, y: H / 2, "text-anchor": "middle", class: "plot-empty", text: opts.empty }));
-    figure.prepend(root);
-    return;
-  }
-  const logX = opts.logX;
-  const fx = (x) => (logX ? Math.log(Math.max(x, 1)) : x);
-  let x0 = Math.min(...xs.map(fx)), x1 = Math.max(...xs.map(fx));
-  if (x1 === x0) { x0 -= 1; x1 += 1; }
-  const [y0, y1] = opts.yRange;
-  const px = (x) => L + ((fx(x) - x0) / (x1 - x0)) * (W - L - R);
-  const py = (y) => T + (1 - (y - y0) / (y1 - y0)) * (H - T - B);
-  for (let i = 0; i <= 4; i++) {
-    const y = y0 + ((y1 - y0) * i) / 4;
-    root.append(svg("line", { x1: L, x2: W - R, y1: py(y), y2: py(y), class: "grid" }),
-      svg("text", { x: L - 6, y: py(y) + 4, "text-anchor": "end", class: "tick", text: opts.yTick(y) }));
-  }
-  for (const x of [...new Set(xs)]) {
-    root.append(svg("text", { x: px(x), y: H - B + 18, "text-anchor": "middle", class: "tick", text: String(x) }));
-  }
-  root.append(svg("text", { x: (L + W - R) / 2, y: H - 8, "text-anchor": "middle", class: "axis", text: opts.xLabel }));
-  for (const s of series) {
-    const pts = s.points.filter((p) => p.x !== null && p.mean !== null);
-    if (s.flat !== undefined) {
-      root.append(svg("line", { x1: L, x2: W - R, y1: py(s.flat), y2: py(s.flat), class: "line dashed " + s.cls }));
-      continue;
-    }
-    if (pts.length > 1) {
-      root.append(svg("polyline", { points: pts.map((p) => px(p.x) + "," + py(p.mean)).join(" "), class: "line " + s.cls }));
-    }
-    for (const p of pts) {
-      if (p.lo !== null && p.lo !== undefined && p.hi !== null) {
-        root.append(svg("line", { x1: px(p.x), x2: px(p.x), y1: py(Math.max(y0, p.lo)), y2: py(Math.min(y1, p.hi)),
-          class: "whisker " + s.cls }));
-      }
-      root.append(svg("circle", { cx: px(p.x), cy: py(p.mean), r: 4, class: "dot " + s.cls },
-        svg("title", { text: `${s.name}: ${opts.yTick(p.mean)} at ${p.x}` })));
-    }
-  }
-  const legend = svg("g", { class: "legend" });
-  series.forEach((s, i) => {
-    legend.append(svg("rect", { x: L + 8, y: T + 4 + i * 18, width: 14, height: 4, class: "swatch " + s.cls }),
-      svg("text", { x: L + 28, y: T + 10 + i * 18, class: "tick", text: s.name }));
-  });
-  root.append(legend);
-  figure.prepend(root);
-}
+import { plot } from "./finetune_plot.js";
+import { ARM_TEXT, metricOf, metricWords, numbersOf, overTimeHeading, pct, renderGpt, renderHeadline, renderLegend,
+  renderNotes, renderTable, series as seriesOf, sizeKeys } from "./finetune_results.js";
 
 /* ---------- one job on screen ---------- */
 const view = { id: null, detail: null, source: null, instructor: false, runs: {}, classTask: null };
 
-function gptAccuracy(detail) {
-  const g = detail.gpt_way;
-  return g && typeof g.accuracy === "number" ? g.accuracy : null;
-}
-
-function renderTable(detail, numbers, keys) {
-  const t = $("#ft-table");
-  t.replaceChildren(el("caption", { text: "Held-out accuracy: mean [95 % interval] over seeds" }));
-  const by = detail.by === "step" ? "Pretraining step" : "Labelled examples";
-  t.append(el("thead", {}, el("tr", {}, [el("th", { scope: "col", text: by }),
-    ...keys.map((k) => el("th", { scope: "col", text: k }))])));
-  const body = el("tbody");
-  for (const arm of ARMS.filter((a) => numbers[a])) {
-    body.append(el("tr", { "data-arm": arm }, [el("th", { scope: "row", text: ARM_TEXT[arm] }), ...keys.map((k) => {
-      const c = numbers[arm][k];
-      const text = c ? pct(c.mean) + (c.lo !== null ? ` [${pct(c.lo)} – ${pct(c.hi)}]` : "") + ` (n=${c.n})` : "–";
-      return el("td", { "data-size": k, text });
-    })]));
-  }
-  const g = gptAccuracy(detail);
-  if (detail.gpt_way) {
-    body.append(el("tr", { "data-arm": "gpt" }, [el("th", { scope: "row", text: "GPT's way (no training)" }),
-      ...keys.map((k) => el("td", { "data-size": k, text: pct(g) }))]));
-  }
-  t.append(body);
-}
-
-function gapSentence(detail, numbers, keys) {
-  const p = $("#ft-gap");
-  const both = keys.filter((k) => numbers.full?.[k] && numbers.scratch?.[k]);
-  if (!both.length || detail.by === "step") { p.textContent = ""; return; }
-  const k = both.includes("32") ? "32" : both[0];
-  const full = numbers.full[k].mean, scratch = numbers.scratch[k].mean;
-  // the trainer's paired difference (full minus scratch, seed by seed) once the summary is in
-  const diff = detail.summary && detail.difference && detail.difference.by_size ? detail.difference.by_size[k] : null;
-  const gap = 100 * (diff ? diff.mean : full - scratch);
-  const range = diff && diff.lo !== null && diff.lo !== undefined
-    ? ` (95 % interval of the difference, seed by seed: ${(100 * diff.lo).toFixed(1)} to ${(100 * diff.hi).toFixed(1)} points)` : "";
-  const what = k === "all" ? "all the labelled examples" : `${k} labelled examples`;
-  p.textContent = gap > 0
-    ? `With ${what}, the pretrained model scores ${pct(full)} on held-out examples and the same model from scratch ` +
-      `${pct(scratch)}: the gap of ${gap.toFixed(1)} points${range} is the pretraining advantage.`
-    : `With ${what}, the pretrained model scores ${pct(full)} and the model from scratch ${pct(scratch)}: ` +
-      `here pretraining bought no advantage (${gap.toFixed(1)} points${range}).`;
-}
-
-async function renderOverTime(detail, numbers, keys) {
+async function renderOverTime(detail) {
   const box = $("#ft-over-time");
   box.hidden = detail.by !== "step";
   if (box.hidden || !detail.settings.run) return;
@@ -166,37 +45,31 @@ function render(detail) {
   const start = detail.start || {};
   $("#ft-progress").textContent = total
     ? `${detail.done} of ${total} fine-tunes done · ${start.kind === "token" ? "per-character" : "whole-text"} task, ` +
-      `labels ${(start.labels || []).join(", ")} · ${start.n_train} training and ${start.n_test} held-out examples`
+      `labels ${(start.labels || []).join(", ")} · ${start.n_train} training and ${start.n_test} held-out examples · ` +
+      `scored by ${metricOf(detail) === "f1" ? "F1 of the rarer tag" : "accuracy"}`
     : "starting…";
   $("#ft-how").textContent = start.how || "";
   const active = detail.status === "queued" || detail.status === "running";
   $("#ft-cancel").hidden = !(view.instructor && active);
   $("#ft-delete").hidden = !(view.instructor && !active);
-  const numbers = table(detail);
-  const keys = sortedKeys(numbers, detail);
-  const series = ARMS.filter((a) => numbers[a]).map((arm) => ({ name: ARM_TEXT[arm], cls: "arm-" + arm,
-    points: keys.filter((k) => numbers[arm][k]).map((k) => ({ x: xOf(k, detail), ...numbers[arm][k] })) }));
-  const g = gptAccuracy(detail);
-  if (g !== null) series.push({ name: "GPT's way (no training)", cls: "arm-gpt", flat: g, points: [] });
+  const numbers = numbersOf(detail);
+  const keys = sizeKeys(numbers, detail);
+  const lines = seriesOf(detail, numbers, keys);
   const steps = detail.by === "step";
+  const words = metricWords(detail);
   $("#ft-plot-caption").textContent = steps
-    ? "Held-out accuracy against pretraining steps of the snapshot fine-tuned: mean and 95 % interval per arm"
-    : "Held-out accuracy against the number of labelled examples: mean and 95 % interval per arm";
-  plot($("#ft-plot"), series, { label: "Held-out accuracy per arm", logX: !steps, yRange: [0, 1],
+    ? `The pretrained model's ${words} against the pretraining steps of the snapshot fine-tuned: mean and 95 % interval`
+    : `${words[0].toUpperCase() + words.slice(1)} against the number of labelled examples: mean and 95 % interval per arm`;
+  plot($("#ft-plot"), lines, { label: `${words} per arm`, logX: !steps, yRange: [0, 1],
     xLabel: steps ? "pretraining steps" : "labelled examples (log scale)", yTick: (y) => Math.round(100 * y) + " %",
     empty: detail.done ? "" : "the first point appears when the first fine-tune finishes" });
+  renderLegend(lines);
   renderTable(detail, numbers, keys);
-  gapSentence(detail, numbers, keys);
-  renderOverTime(detail, numbers, keys).catch((e) => showError(e.message));
-  $("#ft-gpt").hidden = !detail.gpt_way;
-  if (detail.gpt_way) {
-    const gw = detail.gpt_way;
-    $("#ft-gpt-result").textContent = g !== null
-      ? `GPT's held-out accuracy: ${pct(g)}` + (gw.chance ? ` (chance: ${pct(gw.chance)})` : "") +
-        (gw.model ? ` · model ${gw.model}` : "")
-      : "not measured: " + (gw.why || gw.reason || gw.message || "no answer for this task");
-    if (gw.method) $("#ft-gpt-result").textContent += " · how: " + gw.method;
-  }
+  renderHeadline(detail);
+  renderNotes(detail);
+  renderGpt(detail);
+  $("#ft-over-time-h").textContent = overTimeHeading(numbers);
+  renderOverTime(detail).catch((e) => showError(e.message));
   const ready = (detail.classifiers || []).filter((c) => c.model);
   $("#ft-classify").disabled = !ready.length;
   $("#ft-answers").dataset.ready = String(ready.length);

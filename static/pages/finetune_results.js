@@ -1,0 +1,153 @@
+/* The fine-tune lab's numbers in words: the plot's series, the table, the headline, the notes (sizes or
+   arms skipped, a small test set), GPT's way with its answer counts, the snapshot heading.
+   Every number shown is one the API returned: the trainer's summary (`summary` + `final`) once it is in,
+   else `so_far` (marked as results so far, no verdict).
+   API: ARM_TEXT, pct, numbersOf(detail), sizeKeys(numbers, detail), xOf(key, detail), series(detail, numbers, keys),
+        renderTable(detail, numbers, keys), renderHeadline(detail), renderNotes(detail), renderGpt(detail),
+        overTimeHeading(detail) */
+import { el, $ } from "../lib/dom.js";
+
+export const ARMS = ["full", "probe", "scratch", "ngram", "likelihood"];
+export const ARM_TEXT = {
+  full: "Pretrained + fine-tuned", probe: "Linear probe (frozen)", scratch: "From scratch",
+  ngram: "Character n-grams (no pretraining)", likelihood: "GPT's likelihood + 1 threshold (no labels taught)",
+};
+const DODGE = { full: -6, probe: -3, scratch: 0, ngram: 3, likelihood: 6 };
+
+/* Scores always with one decimal (the table and the API's numbers compare digit for digit). */
+export const pct = (x) => (x === null || x === undefined ? "–" : (100 * x).toFixed(1) + " %");
+
+export const metricOf = (detail) => detail.metric || (detail.start && detail.start.metric) || "accuracy";
+export const metricWords = (detail) => (metricOf(detail) === "f1"
+  ? "F1 of the rarer tag" : "held-out accuracy");
+
+export function numbersOf(detail) {
+  return detail.summary || detail.so_far || {};
+}
+
+/* x position of a size key: "all" is the job's whole training split. */
+export function xOf(key, detail) {
+  if (key === "all") return (detail.start && detail.start.n_train) || null;
+  const n = Number(key);
+  return Number.isFinite(n) ? n : null;
+}
+
+export function sizeKeys(numbers, detail) {
+  const keys = new Set();
+  for (const arm of Object.values(numbers)) for (const k of Object.keys(arm)) keys.add(k);
+  return [...keys].sort((a, b) => (xOf(a, detail) ?? 1e12) - (xOf(b, detail) ?? 1e12));
+}
+
+const final = (detail) => (detail.summary && detail.final) || {};
+
+/* Did every seed of this arm at this size give one answer to every held-out text? */
+function sameAnswer(detail, arm, key, cell) {
+  const counts = final(detail).same_answer;
+  if (counts && counts[arm] && cell) return counts[arm][key] === cell.n;
+  const rows = (detail.results || []).filter((r) => r.arm === arm && String(r.size) === key);
+  return rows.length > 0 && rows.every((r) => r.same_answer === true);
+}
+
+export function series(detail, numbers, keys) {
+  const out = ARMS.filter((a) => numbers[a]).map((arm) => ({ name: ARM_TEXT[arm], cls: "arm-" + arm, dodge: DODGE[arm],
+    points: keys.filter((k) => numbers[arm][k] && numbers[arm][k].mean !== null)
+      .map((k) => ({ x: xOf(k, detail), ...numbers[arm][k] })) }));
+  const major = (detail.start && detail.start.majority) || null;
+  if (major && typeof major.score === "number") {
+    out.push({ name: `Always “${major.label}” (the most common answer)`, cls: "arm-majority", flat: major.score, points: [] });
+  }
+  return out;
+}
+
+export function renderLegend(list) {
+  $("#ft-legend").replaceChildren(...list.map((s) => el("li", { class: s.cls }, [
+    el("span", { class: "swatch" + (s.flat !== undefined ? " dashed" : "") }), s.name])));
+}
+
+function cellText(detail, arm, key, cell) {
+  if (!cell || cell.mean === null) return "–";
+  let text = pct(cell.mean) + (cell.lo !== null && cell.lo !== undefined ? ` [${pct(cell.lo)} – ${pct(cell.hi)}]` : "");
+  if (sameAnswer(detail, arm, key, cell)) text += " · gives the same answer to every text";
+  const steps = final(detail).steps;
+  if (steps && steps[arm] && typeof steps[arm][key] === "number" && (arm === "full" || arm === "scratch")) {
+    text += ` · ${steps[arm][key]} steps`;
+  }
+  return text;
+}
+
+export function renderTable(detail, numbers, keys) {
+  const t = $("#ft-table");
+  const seeds = (detail.start && detail.start.seeds) || (detail.settings && detail.settings.seeds) || "";
+  t.replaceChildren(el("caption", { text: `${metricWords(detail)[0].toUpperCase() + metricWords(detail).slice(1)}: ` +
+    `mean [95 % interval] over ${seeds} seeds` + (detail.summary ? "" : " (results so far)") }));
+  const by = detail.by === "step" ? "Pretraining step" : "Labelled examples";
+  t.append(el("thead", {}, el("tr", {}, [el("th", { scope: "col", text: by }),
+    ...keys.map((k) => el("th", { scope: "col", text: k }))])));
+  const body = el("tbody");
+  for (const arm of ARMS.filter((a) => numbers[a])) {
+    body.append(el("tr", { "data-arm": arm }, [el("th", { scope: "row", text: ARM_TEXT[arm] }),
+      ...keys.map((k) => el("td", { "data-size": k, text: cellText(detail, arm, k, numbers[arm][k]) }))]));
+  }
+  const major = detail.start && detail.start.majority;
+  if (major && detail.by !== "step") {
+    body.append(el("tr", { "data-arm": "majority" }, [el("th", { scope: "row", text: `Always “${major.label}”` }),
+      ...keys.map((k) => el("td", { "data-size": k, text: pct(major.score) }))]));
+  }
+  const g = detail.gpt_way;
+  if (g && detail.by !== "step") {
+    const score = metricOf(detail) === "f1" ? g.f1 : g.accuracy;
+    body.append(el("tr", { "data-arm": "gpt" }, [el("th", { scope: "row", text: "GPT's way (prompted, no training)" }),
+      ...keys.map((k) => el("td", { "data-size": k, text: typeof score === "number" ? pct(score) : "–" }))]));
+  }
+  t.append(body);
+  const cpu = final(detail).cpu_seconds;
+  $("#ft-cpu").textContent = cpu ? "CPU-seconds per arm (all sizes and seeds): " +
+    Object.entries(cpu).map(([a, c]) => `${ARM_TEXT[a] || a} ${c}`).join(" · ") : "";
+}
+
+export function renderHeadline(detail) {
+  const p = $("#ft-gap");
+  if (detail.by === "step") { p.textContent = ""; return; }
+  const head = final(detail).headline;
+  if (detail.summary && head && head.text) p.textContent = head.text;
+  else if (detail.summary) p.textContent = "";
+  else p.textContent = detail.done ? "Results so far: the verdict (which differences are clear) comes when every " +
+    "fine-tune is done." : "";
+}
+
+export function renderNotes(detail) {
+  const start = detail.start || {};
+  const lines = [...(start.notes || []).map((n) => "Note: " + n + "."),
+    ...(start.skipped || []).map((s) => (s.arm ? `${ARM_TEXT[s.arm] || s.arm} skipped: ` : `${s.size} labelled examples skipped: `) +
+      s.why + ".")];
+  $("#ft-notes").replaceChildren(...lines.map((line) => el("li", { text: line })));
+  $("#ft-notes").hidden = !lines.length;
+}
+
+export function renderGpt(detail) {
+  const gw = detail.gpt_way;
+  $("#ft-gpt").hidden = !gw || detail.by === "step";
+  if (!gw) return;
+  const score = metricOf(detail) === "f1" ? gw.f1 : gw.accuracy;
+  let text = typeof score === "number"
+    ? `GPT's held-out ${metricOf(detail) === "f1" ? "F1" : "accuracy"}: ${pct(score)}` +
+      (gw.chance ? ` (always the most common answer: ${pct(metricOf(detail) === "f1" ? 0 : gw.chance)})` : "")
+    : "not measured: " + (gw.why || gw.reason || gw.message || "no answer for this task");
+  if (gw.answers) {
+    text += ". Its answers: " + Object.entries(gw.answers).map(([l, n]) => `“${l}” ${n} times`).join(", ") +
+      (gw.same_answer ? " — it gives the same answer to every text." : ".");
+  }
+  $("#ft-gpt-result").textContent = text;
+  $("#ft-gpt-how").textContent = gw.method ? "How: " + gw.method : "";
+}
+
+/* The snapshot heading is a question unless the final snapshot's interval lies above step 0's. */
+export function overTimeHeading(numbers) {
+  const full = numbers.full || {};
+  const steps = Object.keys(full).sort((a, b) => Number(a) - Number(b));
+  if (steps.length < 2) return "Does pretraining pay off over time?";
+  const first = full[steps[0]], last = full[steps[steps.length - 1]];
+  const rises = first && last && typeof last.lo === "number" && typeof first.hi === "number" && last.lo > first.hi;
+  return rises ? "Pretraining paid off over time: the last snapshot's interval lies above the first's"
+    : "Does pretraining pay off over time? Not clearly here: the intervals overlap";
+}

@@ -1,0 +1,171 @@
+"""Candidate fine-tune tasks where pretraining could matter (issue 26), every label derived by a rule
+from the shipped corpus's two test plays (Julius Caesar, The Tempest: never seen in pretraining);
+labelled examples from the first 70 % of each play, held-out ones from the last 30 %.
+
+    python -m training.finetune_candidates DIR     # writes DIR/<name>.jsonl for each candidate
+
+per character
+    spaces       word boundaries: the spaces of a passage removed; tag 1 = a space came after this
+                 character ("tobeornottobe" -> where do the words end?)
+    punctuation  punctuation restoration: , . ; : ! ? removed; tag 1 = a mark came after this character
+    typos        about one letter in ten replaced by another letter (seeded); tag 1 = replaced
+whole input
+    follows      two lines joined by a line break: does the second follow the first in the play, or
+                 is it a line from elsewhere in the same part of the same play?
+    verse        a whole speech of two or more lines, lowercased and joined (so capitals at line starts
+                 do not tell): is it verse or prose? (verse = every line starts with a capital in the
+                 corpus, prose = some line starts with a small letter)
+    plays        (the replaced task, for comparison) which play is this passage from?
+
+training/finetune_tasks.py lists the ones that earned a place; the measurements of all of them are
+in docs/finetune.md.
+"""
+from __future__ import annotations
+
+import json
+import random
+import re
+import sys
+from pathlib import Path
+
+from .build_tasks import CORPUS, PLAYS, spoken_lines
+from .finetune_tasks import TRAIN_SHARE, _passages, spread
+
+PER_PLAY = {"train": 150, "test": 60}
+MARKS = ",.;:!?"
+LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def play_text(stem: str) -> str:
+    return (CORPUS / f"{stem}.txt").read_text(encoding="utf-8")
+
+
+def halves(items: list) -> dict:
+    cut = int(len(items) * TRAIN_SHARE)
+    return {"train": items[:cut], "test": items[cut:]}
+
+
+def passages_by_split(low: int = 40, high: int = 100) -> list[tuple[str, str, str]]:
+    """(split, play, passage) spread over each play's two parts."""
+    out = []
+    for stem in PLAYS:
+        parts = halves(_passages(spoken_lines(play_text(stem)), low, high))
+        for split, n in PER_PLAY.items():
+            out += [(split, stem, p) for p in spread(parts[split], n)]
+    return out
+
+
+def spaces_rows() -> list[dict]:
+    rows = []
+    for split, stem, p in passages_by_split():
+        text, tags = "", ""
+        for i, c in enumerate(p):
+            if c == " ":
+                continue
+            text += c
+            tags += "1" if i + 1 < len(p) and p[i + 1] == " " else "0"
+        rows.append({"text": text, "tags": tags, "split": split, "source": stem})
+    return rows
+
+
+def punctuation_rows() -> list[dict]:
+    rows = []
+    for split, stem, p in passages_by_split():
+        text, tags = "", []
+        for c in p:
+            if c in MARKS:
+                if tags:
+                    tags[-1] = "1"
+                continue
+            text += c
+            tags.append("0")
+        text = re.sub(r" +$", "", text)
+        rows.append({"text": text, "tags": "".join(tags[:len(text)]), "split": split, "source": stem})
+    return rows
+
+
+def typos_rows() -> list[dict]:
+    rows = []
+    for split, stem, p in passages_by_split():
+        rng = random.Random(f"typos {p}")
+        text, tags = "", ""
+        for c in p:
+            if c.isalpha() and rng.random() < 0.1:
+                new = rng.choice([x for x in LETTERS if x != c.lower()])
+                text += new.upper() if c.isupper() else new
+                tags += "1"
+            else:
+                text, tags = text + c, tags + "0"
+        rows.append({"text": text, "tags": tags, "split": split, "source": stem})
+    return rows
+
+
+def speeches(stem: str) -> list[list[str]]:
+    """Each speech's raw lines (stage directions dropped), in order."""
+    out, cur = [], []
+    for line in spoken_lines(play_text(stem)):
+        if line:
+            cur.append(line)
+        elif cur:
+            out.append(cur)
+            cur = []
+    return out + ([cur] if cur else [])
+
+
+def follows_rows() -> list[dict]:
+    rows = []
+    for stem in PLAYS:
+        parts = halves(speeches(stem))
+        for split, n in PER_PLAY.items():
+            pairs = [(a, b) for sp in parts[split] for a, b in zip(sp, sp[1:]) if len(a) >= 15 and len(b) >= 15]
+            lines = [line for sp in parts[split] for line in sp if len(line) >= 15]
+            rng = random.Random(f"follows {stem} {split}")
+            for i, (a, b) in enumerate(spread(pairs, n)):
+                if i % 2:
+                    other = rng.choice(lines)
+                    while other in (a, b):
+                        other = rng.choice(lines)
+                    rows.append({"text": f"{a}\n{other}", "label": "elsewhere", "split": split, "source": stem})
+                else:
+                    rows.append({"text": f"{a}\n{b}", "label": "follows", "split": split, "source": stem})
+    return rows
+
+
+def verse_rows() -> list[dict]:
+    rows = []
+    for stem in PLAYS:
+        parts = halves(speeches(stem))
+        for split, n in PER_PLAY.items():
+            kinds = {"verse": [], "prose": []}
+            for sp in parts[split]:
+                text = " ".join(sp)
+                if len(sp) < 2 or not 40 <= len(text) <= 120 or not sp[0][:1].isalpha():
+                    continue
+                starts = [line[0] for line in sp[1:] if line[:1].isalpha()]
+                kind = "verse" if starts and all(c.isupper() for c in starts) else "prose" if any(c.islower() for c in starts) else None
+                if kind:
+                    kinds[kind].append(text.lower())
+            k = min(n // 2, len(kinds["verse"]), len(kinds["prose"]))
+            for label in ("verse", "prose"):
+                rows += [{"text": t, "label": label, "split": split, "source": stem} for t in spread(kinds[label], k)]
+    return rows
+
+
+CANDIDATES = {"spaces": spaces_rows, "punctuation": punctuation_rows, "typos": typos_rows,
+              "follows": follows_rows, "verse": verse_rows}
+
+
+def main() -> None:
+    from app.contract.task_format import parse_task
+
+    out = Path(sys.argv[1] if len(sys.argv) > 1 else "runs/ft-candidates")
+    out.mkdir(parents=True, exist_ok=True)
+    for name, make in CANDIDATES.items():
+        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in make())
+        task = parse_task(text, name)
+        (out / f"{name}.jsonl").write_text(text, encoding="utf-8")
+        print(json.dumps(task.summary()))
+
+
+if __name__ == "__main__":
+    main()
