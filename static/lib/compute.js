@@ -12,6 +12,7 @@
                     and "done" events (lib/stream.js's shape).
    badge(after)     a small line right after the element `after` that says where the last answer
                     was computed ("on this server" / "on your device"), with a tooltip that says why
+   lastWhere()      "server" or "device": where the last answer was computed (null before any)
    isStatic()       true in a static build (python -m app export-static): no server behind the page
    warmUp(load)     calls load() (the device's engine and model) once the page is idle: at once in
                     a static build; otherwise a few seconds after the page opened, so the device
@@ -29,6 +30,10 @@ let awaySince = null; // when the server last failed to answer
 const badges = new Set();
 let where = null; // "server" | "device"
 let why = "";
+
+export function lastWhere() {
+  return where;
+}
 
 export function isStatic() {
   const meta = document.querySelector('meta[name="playground-build"]');

@@ -9,7 +9,7 @@ import { visibleChar, charName, pct, num, thousands, clamp, len, cut, chars as t
 import { clearError, fieldMessage, clearFieldErrors, report } from "../lib/errors.js";
 import { ApiError, info, latest } from "../lib/api.js";
 import { urlState, isProjector } from "../lib/state.js";
-import { ask, stream, badge, warmUp } from "../lib/compute.js";
+import { ask, stream, badge, lastWhere, warmUp } from "../lib/compute.js";
 import * as engine from "../lib/engine.js";
 import { shortcutsEnabled, valueText } from "../lib/chrome.js";
 import { bars, table } from "../lib/charts.js";
@@ -344,7 +344,8 @@ async function startStream() {
     } else if (event === "done") {
       const stepped = textChars(v.out);
       const same = cut(data.text, stepped.length) === v.out;
-      stopStream("Done: " + len(data.text) + " characters sampled (seed " + v.seed + ")." +
+      stopStream("Done: " + len(data.text) + " characters sampled " + (lastWhere() === "device" ? "on your device" : "by the server") +
+        " (seed " + v.seed + ")." +
         (stepped.length && stepped.length <= STREAM_CHARS ? (same ? " Its first " + stepped.length + " are the " +
           stepped.length + " you stepped above." : " They differ from the stepped text: a knob or the seed changed since.") : ""));
     } else if (event === "error") {
