@@ -60,8 +60,8 @@ def content(ctx: Context, activity: str, key: str) -> dict:
     p = ctx.payload(activity, key)
     if activity == "nsp":
         return {"a": p["a"], "b": p["b"], "choices": NSP_CHOICES}
-    if activity == "concept":
-        return {"topic": p["topic"], "question": p["question"], "choices": p["choices"]}
+    if activity == "concept":  # the choices' text only: which one has no "why" would give the key away
+        return {"topic": p["topic"], "question": p["question"], "choices": [c["text"] for c in p["choices"]]}
     if activity == "bert":
         parts, last = [], 0
         for pos in p["positions"]:
@@ -101,6 +101,24 @@ def truth(ctx: Context, activity: str, key: str) -> str | None:
     if activity == "bert":
         return "".join(p["text"][pos] for pos in p["positions"])
     return None
+
+
+def explained(ctx: Context, activity: str, key: str) -> dict:
+    """What a reveal adds besides the truth: for a concept question, why each wrong choice is
+    wrong (None for the key) and the explanation; nothing for the other activities."""
+    if activity != "concept":
+        return {}
+    p = ctx.payload(activity, key)
+    return {"why": [c.get("why") for c in p["choices"]], "explanation": p["explanation"]}
+
+
+def answer_text(activity: str, key: str, answer: str) -> str:
+    """An answer as a person reads it: a concept answer is stored as the choice's index, shown as its text."""
+    if activity == "concept":
+        question = next((q for q in concept_bank() if q["id"] == key), None)
+        if question is not None and answer.isdigit() and int(answer) < len(question["choices"]):
+            return question["choices"][int(answer)]["text"]
+    return answer
 
 
 def bert_answer(ctx: Context, activity: str, key: str) -> dict | None:
@@ -144,8 +162,12 @@ def pool(ctx: Context, activity: str, key: str, answers: list[str], revealed: bo
     if revealed:
         out["truth"] = right
         out["bert"] = bert_answer(ctx, activity, key)
+        out.update(explained(ctx, activity, key))
         if right is not None:
             out["class_correct"] = sum(a == right for a in answers) / len(answers) if answers else None
+        if activity == "bert":  # per hidden character: the share of the class that had that one right
+            out["char_correct"] = [sum(a[j] == right[j] for a in answers) / len(answers) if answers else None
+                                   for j in range(len(right))]
     return out
 
 

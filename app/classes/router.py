@@ -20,7 +20,7 @@ from fastapi.sse import EventSourceResponse, ServerSentEvent
 from .. import auth, deps
 from ..errors import ApiError
 from ..schemas import ErrorBody
-from . import guard, room, service, views
+from . import guard, rejoin, room, service, views
 from .addresses import STUDENTS_FLAG, base_urls, student_url
 from .codes import display_code, normalize_code
 from ..schemas.classes import (AnswerRequest, CreateSession, Created, JoinRequest, NewItem, Participant, Results,
@@ -102,13 +102,17 @@ def listing(request: Request, _: Instructor) -> dict:
              dependencies=GUARDED)
 def join(code: CodePath, req: JoinRequest, request: Request, response: Response):
     """Join with a nickname (no account). Sets this session's participant cookie; the same browser
-    joining again gets its participant back."""
-    person, value = service.join(classes(request).db, code, req.nickname, secret(request, code),
-                                 guard.JoinBudget(request))
+    joining again gets its participant back, and another browser gets it back with `rejoin`, the
+    rejoin code the first one shows (404 naming `rejoin` when it does not match)."""
+    if req.rejoin:  # another browser takes its nickname back with the rejoin code (app/classes/rejoin.py)
+        person, value = rejoin.recover(classes(request).db, code, req.nickname, req.rejoin)
+    else:
+        person, value = service.join(classes(request).db, code, req.nickname, secret(request, code),
+                                     guard.JoinBudget(request))
     hours = request.app.state.settings.class_expiry_hours
     response.set_cookie(cookie_name(code), value, max_age=int(hours * 3600) + 3600, httponly=True,
                         samesite="strict", secure=request.url.scheme == "https", path="/")
-    return {"id": person.id, "nickname": person.nickname}
+    return {"id": person.id, "nickname": person.nickname, "rejoin_code": rejoin.rejoin_code(service.secret_hash(value))}
 
 
 @router.post("/api/sessions/{code}/answers", status_code=201, responses=errs(*BODY, *CODE, 403, 409),

@@ -195,6 +195,8 @@ def answer(db: Database, registry: Registry, code: str, secret: str | None, req:
                 raise ApiError("this item is not the one the class is on", "item", status=409)
             if row.locked or row.revealed:
                 raise ApiError("answers to this item are locked", "item", status=409)
+            if row.plan.get("paused"):
+                raise ApiError("the teacher has paused the class: answer once it goes on", "item", status=409)
             value = activities.check_answer(ctx, req.activity, req.item, req.answer)
             s.add(Answer(session_id=row.id, participant_id=person.id, activity=req.activity, item=req.item,
                          answer=value, created_at=utcnow()))
@@ -238,6 +240,8 @@ def change(db: Database, registry: Registry, code: str, req: StateChange) -> Non
             row.joins_locked = req.room_locked
         if req.max_participants is not None:
             row.max_participants = req.max_participants
+        if req.paused is not None:
+            row.plan = {**row.plan, "paused": req.paused}
         if req.ended is not None:
             row.ended_at = utcnow() if req.ended else None
             if req.ended:

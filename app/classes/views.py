@@ -15,6 +15,7 @@ from . import activities
 from .codes import display_code
 from .db import Database
 from .models import Answer, ClassSession, Participant
+from .rejoin import rejoin_code
 from .service import LEADERS, aware, context, find, me
 
 
@@ -53,10 +54,11 @@ def state(db: Database, registry: Registry, code: str, secret: str | None, instr
     out = {"code": row.code, "display_code": display_code(row.code), "page": row.page,
            "page_name": activities.NAMES[row.page], "item": row.item, "locked": row.locked, "revealed": row.revealed,
            "leaderboard": row.leaderboard, "room_locked": row.joins_locked,
-           "max_participants": row.max_participants, "ended": row.ended_at is not None,
-           "expires_at": aware(row.expires_at).isoformat(),
+           "max_participants": row.max_participants, "paused": bool((row.plan or {}).get("paused")),
+           "ended": row.ended_at is not None, "expires_at": aware(row.expires_at).isoformat(),
            "version": row.version, "joined": len(people), "answered": len(on_item),
-           "me": {"id": person.id, "nickname": person.nickname} if person else None}
+           "me": {"id": person.id, "nickname": person.nickname, "rejoin_code": rejoin_code(person.secret_hash)}
+           if person else None}
     if row.page in activities.ACTIVITIES and row.item:
         keys = ctx.keys(row.page)
         current = {"activity": row.page, "item": row.item, "number": keys.index(row.item) + 1, "of": len(keys),
@@ -64,6 +66,7 @@ def state(db: Database, registry: Registry, code: str, secret: str | None, instr
                    "your_answer": on_item.get(person.id) if person else None}
         if row.revealed:
             current["truth"] = activities.truth(ctx, row.page, row.item)
+            current.update(activities.explained(ctx, row.page, row.item))
         if row.page == "label" and person:  # every line is open at once: the student's own labels
             current["your_labels"] = {key: value for pid, act, key, value in answers
                                       if pid == person.id and act == "label"}
@@ -128,7 +131,7 @@ def export_csv(db: Database, code: str) -> str:
         writer.writerow(["nickname", "removed", "activity", "item", "answer", "answered_at"])
         for nickname, removed, act, key, value, at in rows:
             # a leading = + - @ would be a formula in a spreadsheet: quote it as text
-            cells = [nickname, removed, act, key, value, aware(at).isoformat()]
+            cells = [nickname, removed, act, key, activities.answer_text(act, key, value), aware(at).isoformat()]
             writer.writerow(["'" + c if isinstance(c, str) and c[:1] in "=+-@" else c for c in cells])
     return out.getvalue()
 

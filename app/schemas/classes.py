@@ -45,6 +45,8 @@ class CreateSession(Strict):
 
 class JoinRequest(Strict):
     nickname: str = Field(max_length=10_000, description="1-24 characters of plain text, unique in the session.")
+    rejoin: str | None = Field(None, max_length=20, description=(
+        "The rejoin code the phone that joined shows: with it, this browser takes that nickname back."))
 
 
 class AnswerRequest(Strict):
@@ -66,6 +68,7 @@ class StateChange(Strict):
     room_locked: bool | None = Field(None, description=(
         "Close the room to new nicknames (students already in get back in)."))
     max_participants: int | None = Field(None, ge=1, le=1000, description="Places for students.")
+    paused: bool | None = Field(None, description="Pause the class: every phone freezes, answers wait.")
 
 
 class NewItem(Strict):
@@ -78,6 +81,7 @@ class NewItem(Strict):
 class Participant(BaseModel):
     id: int
     nickname: str
+    rejoin_code: str | None = Field(None, description="This browser's rejoin code: another browser types it to take the nickname back.")
 
 
 class Current(BaseModel):
@@ -102,6 +106,7 @@ class SessionState(BaseModel):
     leaderboard: bool
     room_locked: bool = Field(False, description="The teacher closed the room: no new nicknames may join.")
     max_participants: int = Field(60, description="Places for students (removed nicknames free theirs).")
+    paused: bool = Field(False, description="The teacher paused the class: phones freeze, answers are refused.")
     ended: bool
     expires_at: str
     version: int = Field(description="Changes whenever the state changes.")
