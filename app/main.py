@@ -28,7 +28,7 @@ from .middleware import BodySizeLimit
 from .finetunes.jobs import FinetuneManager
 from .registry import Registry
 from .routers import (attention, compare, concepts, device, docs, electra, finetunes, generation, login, mask_fill, meta,
-                      nsp, objectives, runs)
+                      nsp, objectives, qr, runs)
 from .runs import RunManager
 from .runs.events import install_stop_hook
 from .runtime import Runtime, limit_malloc_arenas
@@ -113,7 +113,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # generation's (~100k instructions a request less than behind meta's five routes and each other).
     for router in (mask_fill.router, generation.router, nsp.router, meta.router, attention.router,
                    compare.router, objectives.router, electra.router, concepts.router, runs.router, login.router,
-                   finetunes.router, classes_router, docs.router, device.router):
+                   finetunes.router, classes_router, docs.router, device.router, qr.router):
         app.include_router(router)
     return app
 

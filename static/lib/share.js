@@ -6,7 +6,7 @@
    (no student's phone can open 127.0.0.1); the panel says how to make the server reachable.
    drawSharePanel()  builds the panel inside #share-panel (chrome.js calls it once). */
 import { el, $, clear } from "./dom.js";
-import { qrSvg } from "./qr.js";
+import { qrImage } from "./qr.js";
 import { hiddenControls, onUrlChange } from "./state.js";
 
 const LOCAL = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
@@ -39,7 +39,7 @@ function link() {
   return url.toString();
 }
 
-/* The QR code is drawn only while the panel is open (8 masks are scored for each link). */
+/* The QR code is asked for only while the panel is open. */
 function refresh() {
   const box = $("#share-url");
   if (box) box.value = link();
@@ -53,9 +53,7 @@ function refresh() {
       "this page by the address it prints for students; the QR code then shows that address."]));
     return;
   }
-  const drawn = qrSvg(link(), "QR code of this link: point a phone's camera at it");
-  clear(qr).appendChild(drawn || el("p", { class: "note", text: "This link is too long for a QR code (more than " +
-    "666 bytes): type or paste it instead." }));
+  clear(qr).appendChild(qrImage(link(), "QR code of this link: point a phone's camera at it"));
 }
 
 /* navigator.clipboard needs a secure context (https or localhost); on a school LAN over plain

@@ -4,7 +4,7 @@
 import { api } from "../lib/api.js";
 import { drawItem, drawPooled, follow, sessionPath } from "../lib/classroom.js";
 import { $, clear, el, typingTarget } from "../lib/dom.js";
-import { qrSvg } from "../lib/qr.js";
+import { qrImage } from "../lib/qr.js";
 import { setParams } from "../lib/state.js";
 
 const PAGES = [["lobby", "Waiting room"], ["nsp", "NSP class set"], ["bert", "Be the BERT"],
@@ -58,8 +58,7 @@ function open(which) {
   if (url) {
     const link = url + "/join?code=" + which; // never carries projector mode
     $("#c-url").textContent = url + "/join";
-    const drawn = qrSvg(link, "QR code of the join page: " + link);
-    if (drawn) qr.append(drawn);
+    qr.append(qrImage(link, "QR code of the join page: " + link));
     qr.dataset.link = link;
   } else {
     $("#c-url").textContent = "(no address students can reach)";

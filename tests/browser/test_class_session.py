@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import time
+from urllib.parse import parse_qs, urlparse
 
 import httpx
 import pytest
@@ -55,7 +56,8 @@ def test_three_students_follow_the_teacher_through_an_nsp_item_and_its_reveal(br
         code = teacher.evaluate("new URLSearchParams(location.search).get('code')")
         link = teacher.get_attribute("#c-qr", "data-link")
         assert link == f"{class_server}/join?code={code}" and "projector" not in link
-        assert teacher.locator("#c-qr svg.qr").count() == 1
+        qr = teacher.get_attribute("#c-qr img.qr", "src")  # the server's image of the link (GET /api/qr.svg)
+        assert urlparse(qr).path == "/api/qr.svg" and parse_qs(urlparse(qr).query)["text"] == [link]
 
         students = []
         for k, (w, h) in enumerate(((1280, 800), (1024, 768), (390, 844))):
@@ -104,7 +106,7 @@ def test_three_students_follow_the_teacher_through_an_nsp_item_and_its_reveal(br
         # projector mode hides the nicknames and controls, keeps the code, QR and results
         teacher.goto(f"/class?code={code}&projector=1")
         teacher.wait_for_selector("#c-results .bar-row")
-        assert not teacher.locator("#c-people").is_visible() and teacher.locator("#c-qr svg").is_visible()
+        assert not teacher.locator("#c-people").is_visible() and teacher.locator("#c-qr .qr").is_visible()
         for rec, page in [(trec, teacher)] + [(r, p) for p, r in students]:
             rec.assert_clean(page)
     finally:
@@ -125,7 +127,7 @@ def test_a_local_only_server_says_students_cannot_reach_it(browser, app_server, 
             page.click("#c-create")
             page.wait_for_selector("#c-unreachable:not([hidden])")
             assert "--host 0.0.0.0" in page.text_content("#c-unreachable")
-            assert page.locator("#c-qr svg").count() == 0  # no QR of an address students cannot open
+            assert page.locator("#c-qr .qr").count() == 0  # no QR of an address students cannot open
             rec.assert_clean(page)
         finally:
             context.close()

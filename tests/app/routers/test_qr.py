@@ -1,0 +1,66 @@
+"""GET /api/qr.svg: the SVG draws exactly the QR code segno makes for the text (level M, the
+smallest standard version, never a Micro QR), with its quiet zone; bad text is a 422 naming `text`."""
+from __future__ import annotations
+
+import re
+from urllib.parse import quote
+
+import pytest
+import segno
+
+JOIN = "http://192.168.1.20:8000/join?code=KMT4HX"
+
+
+def modules(svg: str) -> list[str]:
+    """The dark modules an SVG from the route draws, as rows of '0'/'1' (its quiet zone included)."""
+    size = int(re.search(r'width="(\d+)"', svg).group(1))
+    assert re.search(rf'height="{size}"', svg)
+    path = re.search(r'<path stroke="#000" d="([^"]+)"', svg).group(1)
+    grid = [[0] * size for _ in range(size)]
+    x = y = 0.0
+    for op, a, b in re.findall(r"([Mmh])(-?[\d.]+)(?: (-?[\d.]+))?", path):
+        if op == "M":
+            x, y = float(a), float(b)
+        elif op == "m":
+            x, y = x + float(a), y + float(b)
+        else:  # a horizontal run of dark modules along row y - 0.5
+            for col in range(int(x), int(x) + int(a)):
+                grid[int(y)][col] = 1
+            x += int(a)
+    return ["".join(map(str, row)) for row in grid]
+
+
+def expected(text: str) -> tuple[list[str], segno.QRCode]:
+    code = segno.make_qr(text, error="m", boost_error=False)
+    rows = ["0" * (code.symbol_size()[0]) for _ in range(4)]
+    inner = ["0000" + "".join("1" if v else "0" for v in row) + "0000" for row in code.matrix]
+    return rows + inner + rows, code
+
+
+@pytest.mark.parametrize("text", [JOIN, "ab", "http://playground.test/generate?prompt=" + quote("thé king ✓"),
+                                  "x" * 666])
+def test_the_svg_is_segnos_code_with_its_quiet_zone(client, text):
+    r = client.get("/api/qr.svg", params={"text": text})
+    assert r.status_code == 200 and r.headers["content-type"].startswith("image/svg+xml")
+    assert "max-age" in r.headers["cache-control"]
+    rows, code = expected(text)
+    assert not code.is_micro and code.error == "M"
+    assert modules(r.text) == rows
+    assert '<path fill="#fff"' in r.text  # a white background: it scans on a dark screen too
+
+
+def test_short_links_get_small_codes_and_the_longest_version_20(client):
+    assert segno.make_qr(JOIN, error="m", boost_error=False).version == 3
+    svg = client.get("/api/qr.svg", params={"text": "x" * 666}).text
+    assert len(modules(svg)) == 17 + 4 * 20 + 8  # version 20 with the 4-module quiet zone each side
+
+
+@pytest.mark.parametrize("text, says", [("", "empty"), ("x" * 667, "666"), ("é" * 334, "668 bytes")])
+def test_bad_text_is_a_422_naming_it(client, text, says):
+    r = client.get("/api/qr.svg", params={"text": text})
+    assert r.status_code == 422 and r.json()["parameter"] == "text" and says in r.json()["detail"], r.json()
+
+
+def test_text_is_required(client):
+    r = client.get("/api/qr.svg")
+    assert r.status_code == 422 and r.json()["parameter"] == "text"
