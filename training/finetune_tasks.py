@@ -7,19 +7,19 @@ task checks run without them. The file format and its checks are app/contract/ta
                             words jumbled? 352 sentences written for this project, every other one
                             jumbled (the labels are derived: no one labelled them by hand)
     backwards  whole-input  is this passage of Julius Caesar or The Tempest (plays never seen in
-                            pretraining) written forwards or backwards? test passages come from the
-                            last 30 % of each play, which no labelled example uses
+                            pretraining) written forwards or backwards?
     capitals   per-character  restore capital letters in lowercased text: tag 1 = this
                             character was a capital letter; labels come free from any text, so
                             `--task capitals --corpus PATH` builds the task from a class's corpus
 
-Replaced, still runnable by name (REPLACED): sentiment (positive / negative, the same 352 sentences)
-and plays (Julius Caesar or The Tempest?). They were the lab's first whole-input tasks, but the
-shipped BERT (1.9 M parameters, characters, Shakespeare only) does not show the pretraining gap on
-them: at 32 labelled examples a full fine-tune stays near chance, like from scratch (the figures are
-in models/finetune.card.json and docs/finetune.md). What its pretraining taught it is how English is
-spelt and read, not what a modern sentence feels or which play a line is from; the shipped
-whole-input tasks ask for the former.
+spelling and backwards are the pretraining objective in disguise ("does this look like English
+letters?"): GPT's likelihood alone, with no labels taught, separates them (the likelihood arm
+shows it). They stay as the lab's easy, honest demonstrations of that.
+
+CANDIDATES: tasks measured for where pretraining could matter beyond that (issue 26), runnable by
+name (`--task spaces`), built by training/finetune_candidates.py; sentiment and plays, the lab's
+first whole-input tasks, are among them. Their figures are in models/finetune.card.json and
+docs/finetune.md, kept whether they show a gap or not.
 
 training/build_tasks.py writes the .jsonl files (deterministic; see training/tasks/README.md).
 """
@@ -35,14 +35,16 @@ TASKS_DIR = Path(__file__).parent / "tasks"
 SHIPPED = {
     "spelling": {
         "file": "spelling.jsonl",
-        "description": "Is every word of this sentence spelt right, or are the letters of its words jumbled? (whole input)",
+        "description": "Is every word of this sentence spelt right, or are the letters of its words jumbled? (whole "
+                       "input; the pretraining objective in disguise: GPT's likelihood alone tells)",
         "provenance": "352 sentences written for this project (the sentiment set's); every other one has the letters "
                       "of each word of 3+ letters jumbled by a seeded shuffle; every third sentence of each list is "
                       "held out for test (training/build_tasks.py)",
     },
     "backwards": {
         "file": "backwards.jsonl",
-        "description": "Is this line of Shakespeare written forwards or backwards? (whole input)",
+        "description": "Is this line of Shakespeare written forwards or backwards? (whole input; the pretraining "
+                       "objective in disguise: GPT's likelihood alone tells)",
         "provenance": "Spoken passages (30-60 characters) of the shipped corpus's two test plays, Julius Caesar and "
                       "The Tempest (never seen in pretraining), every other one reversed; labelled examples from the "
                       "first 70 % of each play, test passages from the last 30 % (training/build_tasks.py)",
@@ -56,8 +58,38 @@ SHIPPED = {
     },
 }
 
-# The lab's first whole-input tasks, replaced (module docstring); `--task sentiment` still runs them.
-REPLACED = {
+# Measured, runnable by name, not on the page's list (module docstring).
+CANDIDATES = {
+    "spaces": {
+        "file": "spaces.jsonl",
+        "description": "Where do the words end? The spaces of a passage removed (per character: 1 = a space came after)",
+        "provenance": "Spoken passages (40-100 characters) of Julius Caesar and The Tempest, spaces removed "
+                      "(training/finetune_candidates.py)",
+    },
+    "punctuation": {
+        "file": "punctuation.jsonl",
+        "description": "Restore the punctuation: , . ; : ! ? removed (per character: 1 = a mark came after)",
+        "provenance": "Spoken passages (40-100 characters) of Julius Caesar and The Tempest, marks removed "
+                      "(training/finetune_candidates.py)",
+    },
+    "typos": {
+        "file": "typos.jsonl",
+        "description": "Find the typos: about one letter in ten replaced by another (per character: 1 = replaced)",
+        "provenance": "Spoken passages (40-100 characters) of Julius Caesar and The Tempest, letters replaced by a "
+                      "seeded rule (training/finetune_candidates.py)",
+    },
+    "follows": {
+        "file": "follows.jsonl",
+        "description": "Does the second line follow the first in the play, or come from elsewhere? (whole input)",
+        "provenance": "Consecutive spoken lines of Julius Caesar and The Tempest, every other pair's second line "
+                      "swapped for a line from the same part of the play (training/finetune_candidates.py)",
+    },
+    "verse": {
+        "file": "verse.jsonl",
+        "description": "Is this speech (lowercased, its lines joined) verse or prose? (whole input)",
+        "provenance": "Speeches of two or more lines of Julius Caesar and The Tempest; verse where every line starts "
+                      "with a capital in the corpus, prose where one starts small (training/finetune_candidates.py)",
+    },
     "sentiment": {
         "file": "sentiment.jsonl",
         "description": "Is a short sentence positive or negative? (whole input: one answer per sentence)",
@@ -139,8 +171,8 @@ def load_task(name_or_file: str, corpus: str | None = None, seed: int = 0) -> Ta
         task.meta = {"description": SHIPPED["capitals"]["description"],
                      "provenance": f"built from the corpus {Path(corpus).name}: lines lowercased, tags = original capitals"}
         return task
-    if name_or_file in SHIPPED or name_or_file in REPLACED:
-        entry = SHIPPED.get(name_or_file) or REPLACED[name_or_file]
+    if name_or_file in SHIPPED or name_or_file in CANDIDATES:
+        entry = SHIPPED.get(name_or_file) or CANDIDATES[name_or_file]
         task = parse_task((TASKS_DIR / entry["file"]).read_bytes(), name_or_file, seed)
         task.meta = {"description": entry["description"], "provenance": entry["provenance"]}
         return task
@@ -156,4 +188,4 @@ def list_tasks() -> list[dict]:
     return [load_task(name).summary() for name in SHIPPED]
 
 
-__all__ = ["REPLACED", "SHIPPED", "TaskFormatError", "capitals_lines", "list_tasks", "load_task", "read_corpus_text", "spread"]
+__all__ = ["CANDIDATES", "SHIPPED", "TaskFormatError", "capitals_lines", "list_tasks", "load_task", "read_corpus_text", "spread"]
