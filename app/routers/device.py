@@ -86,6 +86,25 @@ def accepts_gzip(request: Request) -> bool:
     return "gzip" in request.headers.get("accept-encoding", "").lower()
 
 
+_packing = threading.Lock()
+
+
+def pack(path: Path, packed: Path) -> bool:
+    """Write the missing gzip copy of a web file once (a checkout may leave the .gz files out);
+    False where the folder is read-only (the file then goes uncompressed, never compressed per request)."""
+    with _packing:
+        if packed.is_file():
+            return True
+        tmp = packed.with_name(f".{packed.name}.tmp")
+        try:
+            tmp.write_bytes(gzip.compress(path.read_bytes(), compresslevel=9, mtime=0))
+            tmp.replace(packed)
+            return True
+        except OSError:
+            tmp.unlink(missing_ok=True)
+            return False
+
+
 @router.get("/web/models/{set_id}/manifest.json")
 def manifest(set_id: str, request: Request, registry: deps.RegistryDep):
     meta = registry.meta(None if set_id == "default" else set_id)
@@ -106,7 +125,7 @@ def model_file(set_id: str, file: str, request: Request, registry: deps.Registry
                        None, status=404)
     headers = {"Cache-Control": IMMUTABLE, "Vary": "Accept-Encoding"}
     packed = path.with_name(file + ".gz")
-    if accepts_gzip(request) and packed.is_file():
+    if accepts_gzip(request) and (packed.is_file() or pack(path, packed)):
         headers["Content-Encoding"] = "gzip"
         return FileResponse(packed, media_type="application/octet-stream", headers=headers)
     return FileResponse(path, media_type="application/octet-stream", headers=headers)

@@ -60,6 +60,21 @@ def test_engine_files_are_immutable_and_compressed_once(client):
     assert r.headers["content-type"].startswith("text/javascript") and r.headers["content-security-policy"] == CSP
 
 
+def test_a_missing_gzip_copy_is_made_once(tiny_models_dir, tmp_path):
+    import shutil
+
+    folder = tmp_path / "set"
+    shutil.copytree(tiny_models_dir, folder)
+    for gz in (folder / "web").glob("*.gz"):
+        gz.unlink()
+    settings = Settings(models_dir=folder, data_dir=tmp_path / "data", instructor_token="t" * 32)
+    with TestClient(create_app(settings), base_url="http://localhost") as c:
+        url = c.get("/web/models/default/manifest.json").json()["models"]["bert"]["url"]
+        r = c.get(url)
+        assert r.headers["content-encoding"] == "gzip" and r.content == (folder / "web" / url.rsplit("/", 1)[1]).read_bytes()
+    assert len(list((folder / "web").glob("*.gz"))) == 1
+
+
 def test_unknown_files_and_sets_are_404_naming_what(client):
     r = client.get("/web/models/nope/manifest.json")
     assert r.status_code == 404 and r.json()["parameter"] == "model"
