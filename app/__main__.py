@@ -57,8 +57,11 @@ def parse_args(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(prog="playground", description="Serve the Pretraining Playground.")
     for flag, (field, kind, text) in OPTIONS.items():
         parser.add_argument(flag, dest=field, type=kind, default=None, help=text)
+    parser.add_argument("--new-instructor-token", dest="new_instructor_token", action="store_true",
+                        help="make a new instructor token (logs every browser out); by default the one kept "
+                             "in the data folder survives restarts")
     args = vars(parser.parse_args(argv))
-    return {k: v for k, v in args.items() if v is not None}
+    return {k: v for k, v in args.items() if v is not None and v is not False}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -69,6 +72,7 @@ def main(argv: list[str] | None = None) -> None:
 
         return export_static((sys.argv[1:] if argv is None else argv)[1:])
     overrides = parse_args(argv)
+    renew = bool(overrides.pop("new_instructor_token", False))
     for field, value in overrides.items():
         if field in ("extra_models", "allowed_hosts"):  # a list: the environment carries it as JSON
             value = json.dumps([part for part in value.split(",") if part])
@@ -80,13 +84,16 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(f"playground: invalid setting ({problems})")
     os.environ["PLAYGROUND_MODELS_DIR"] = str(settings.models_dir.resolve())
     os.environ["PLAYGROUND_DATA_DIR"] = str(settings.data_dir.resolve())
-    if not settings.instructor_token:  # as Jupyter does: one random token, printed once, shared by the workers
-        from .auth import new_token
+    if not settings.instructor_token:  # as Jupyter does: one random token, printed, shared by the workers,
+        from .auth import TOKEN_FILE, kept_token  # kept in the data folder so that a restart keeps every login
 
-        os.environ["PLAYGROUND_INSTRUCTOR_TOKEN"] = token = new_token()
+        token, made = kept_token(settings.data_dir, renew)
+        os.environ["PLAYGROUND_INSTRUCTOR_TOKEN"] = token
         host = "127.0.0.1" if settings.host in ("0.0.0.0", "::") else settings.host
         logins = dict.fromkeys([f"http://{host}:{settings.port}", *base_urls(settings)])
-        print("Instructor login (starts training runs and class sessions; keep it to yourself):\n" +
+        kept = (f"a new one, kept in {settings.data_dir / TOKEN_FILE}" if made else
+                f"the one kept in {settings.data_dir / TOKEN_FILE}; --new-instructor-token makes a new one")
+        print(f"Instructor login ({kept}; it starts training runs and class sessions: keep it to yourself):\n" +
               "".join(f"    {url}/login#token={token}\n" for url in logins), end="", flush=True)
     print(students_line(settings), flush=True)
     proxies = settings.forwarded_allow_ips.strip()

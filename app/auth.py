@@ -51,6 +51,37 @@ def new_token() -> str:
     return secrets.token_urlsafe(24)
 
 
+TOKEN_FILE = "instructor_token"
+
+
+def kept_token(folder: Path, renew: bool = False) -> tuple[str, bool]:
+    """(the instructor token kept in the data folder, whether it was made now). The file is the
+    owner's only (0600, tightened if found looser), so a restart keeps the token and every login
+    made with it; a new token only when there is none or `renew` asks (which logs every browser out).
+    A folder that cannot hold it: a fresh token for this start only."""
+    path = Path(folder) / TOKEN_FILE
+    if not renew:
+        try:
+            token = path.read_text(encoding="utf-8").strip()
+            if len(token) >= 16:
+                if path.stat().st_mode & 0o077:
+                    path.chmod(0o600)
+                return token, False
+        except OSError:
+            pass
+    token = new_token()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{TOKEN_FILE}.{os.getpid()}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(token + "\n")
+        os.replace(tmp, path)
+    except OSError:
+        pass
+    return token, True
+
+
 def same(a: str, b: str) -> bool:
     return hmac.compare_digest(a.encode(), b.encode())
 

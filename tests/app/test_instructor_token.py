@@ -1,0 +1,56 @@
+"""The instructor login survives a restart (issue 25): `python -m app` keeps its token in the data
+folder, readable by the owner only, and makes a new one only when there is none or when asked
+(--new-instructor-token), so a teacher's page does not answer 403 mid-lesson after a restart."""
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+
+import app.__main__ as cli
+from app.auth import TOKEN_FILE, kept_token
+
+
+@pytest.fixture(autouse=True)
+def clean_environment():
+    saved = dict(os.environ)
+    for key in [k for k in os.environ if k.startswith("PLAYGROUND_")]:
+        del os.environ[key]
+    yield
+    os.environ.clear()
+    os.environ.update(saved)
+
+
+def start(monkeypatch, capsys, *argv) -> tuple[str, str]:
+    """(the token the workers get, what the terminal printed) of one `python -m app` start."""
+    monkeypatch.setattr("uvicorn.run", lambda *a, **k: None)
+    for key in [k for k in os.environ if k.startswith("PLAYGROUND_")]:
+        del os.environ[key]
+    cli.main(list(argv))
+    return os.environ["PLAYGROUND_INSTRUCTOR_TOKEN"], capsys.readouterr().out
+
+
+def test_a_restart_keeps_the_token_and_a_new_one_only_when_asked(monkeypatch, capsys, tmp_path):
+    first, said = start(monkeypatch, capsys, "--data-dir", str(tmp_path))
+    path = tmp_path / TOKEN_FILE
+    assert path.read_text().strip() == first and f"/login#token={first}" in said and "a new one" in said
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600  # the owner's only
+    again, said = start(monkeypatch, capsys, "--data-dir", str(tmp_path))
+    assert again == first and "--new-instructor-token makes a new one" in said
+    renewed, said = start(monkeypatch, capsys, "--data-dir", str(tmp_path), "--new-instructor-token")
+    assert renewed != first and path.read_text().strip() == renewed
+    # a token given on the command line is used as it is and the kept one is left alone
+    given, said = start(monkeypatch, capsys, "--data-dir", str(tmp_path), "--instructor-token", "given-token-123")
+    assert given == "given-token-123" and path.read_text().strip() == renewed and "/login#token=" not in said
+
+
+def test_a_loose_file_is_tightened_and_a_folder_that_cannot_hold_it_still_serves(tmp_path):
+    token, made = kept_token(tmp_path)
+    path = tmp_path / TOKEN_FILE
+    path.chmod(0o644)
+    assert kept_token(tmp_path) == (token, False) and stat.S_IMODE(path.stat().st_mode) == 0o600
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    fresh, made = kept_token(blocked)  # the data folder is a file: this start gets a token of its own
+    assert made and len(fresh) >= 16
