@@ -12,6 +12,7 @@ from sqlalchemy import select
 from ..errors import ApiError
 from ..registry import Registry
 from . import activities
+from .cells import neutral
 from .codes import display_code
 from .db import Database
 from .models import Answer, ClassSession, Participant
@@ -130,9 +131,9 @@ def export_csv(db: Database, code: str) -> str:
         writer = csv.writer(out)
         writer.writerow(["nickname", "removed", "activity", "item", "answer", "answered_at"])
         for nickname, removed, act, key, value, at in rows:
-            # a leading = + - @ would be a formula in a spreadsheet: quote it as text
+            # never a formula in a spreadsheet, never a raw control character (app/classes/cells.py)
             cells = [nickname, removed, act, key, activities.answer_text(act, key, value), aware(at).isoformat()]
-            writer.writerow(["'" + c if isinstance(c, str) and c[:1] in "=+-@" else c for c in cells])
+            writer.writerow([neutral(c) for c in cells])
     return out.getvalue()
 
 

@@ -259,3 +259,24 @@ def test_a_full_data_disk_answers_503_or_serves_never_500(tmp_path, caplog):
         subprocess.run(["umount", "-l", str(mount)], check=False)
     assert not [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL") or r.exc_info], \
         [r.getMessage() for r in caplog.records if r.exc_info][:3]
+
+
+def test_exported_cells_are_never_formulas_nor_raw_control_characters(app, teacher):
+    from app.classes.cells import neutral
+
+    assert [neutral(x) for x in ("=1+2", "+1", "-1", "@SUM(A1)", "\tx", "\rx", "ok", 3, True)] == \
+        ["'=1+2", "'+1", "'-1", "'@SUM(A1)", "'\\x09x", "'\\x0dx", "ok", 3, True]
+    assert neutral("a\nb\x00c\x1bd\x85e") == "a\\x0ab\\x00c\\x1bd\\x85e"
+    code = start(teacher)
+    names = ["=1+2", "@SUM(1)", "-2+3", "+x", "Ana"]
+    students = [join(app, code, n)[0] for n in names]
+    item = teacher.put(f"/api/sessions/{code}/state", json={"page": "nsp"}).json()["item"]
+    for s in students:
+        assert s.post(f"/api/sessions/{code}/answers", json={"activity": "nsp", "item": item,
+                                                             "answer": "IsNext"}).status_code == 201
+    import csv
+    import io
+
+    rows = list(csv.DictReader(io.StringIO(teacher.get(f"/api/sessions/{code}/export.csv").text)))
+    assert sorted(r["nickname"] for r in rows) == sorted(["'=1+2", "'@SUM(1)", "'-2+3", "'+x", "Ana"])
+    assert all(not r[k][:1] in "=+-@\t\r" for r in rows for k in r)
