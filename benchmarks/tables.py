@@ -120,7 +120,9 @@ def render_models(models: Path = MODELS) -> str:
               f"| BERT | same architecture, random init | {top(bv['random_init'])} | {top(bt['random_init'])} |",
               f"| BERT | unigram baseline | {top(bv['unigram_baseline'])} | {top(bt['unigram_baseline'])} |"]
     if "nsp_accuracy" in bv:
-        lines.append(f"| BERT | NSP accuracy ({thousands(bv['nsp_pairs'])} balanced pairs per split) | "
+        cal = bert.get("nsp_calibration")
+        how = (f"; IsNext threshold set on {thousands(cal['pairs'])} other validation pairs" if cal else "")
+        lines.append(f"| BERT | NSP accuracy ({thousands(bv['nsp_pairs'])} balanced pairs per split{how}) | "
                      f"{pct(bv['nsp_accuracy'])} | {pct(bt['nsp_accuracy'])} |")
     quiz = bert.get("quiz")
     if quiz:
@@ -135,12 +137,23 @@ def render_models(models: Path = MODELS) -> str:
 def electra_rows(el: dict) -> list[str]:
     """The Objectives page's discriminator: what it catches, against always answering "original"."""
     v, t = el["evaluation"]["validation"], el["evaluation"]["test"]
-    return [f"| ELECTRA | replaced characters caught (p > 50 %); {_size(el)}, {el['parameters'] / 1e6:.2f}M parameters "
+    rows = [f"| ELECTRA | replaced characters caught (p > 50 %); {_size(el)}, {el['parameters'] / 1e6:.2f}M parameters "
             f"with its generator, context {el['config']['context']}, {_training(el)} | "
             f"{pct(v['replaced_recall'])} | {pct(t['replaced_recall'])} |",
             f"| ELECTRA | right at every character / always \"original\" | {pct(v['detection_accuracy'])} / "
             f"{pct(v['always_original_accuracy'])} | {pct(t['detection_accuracy'])} / {pct(t['always_original_accuracy'])} |",
             f"| ELECTRA | its generator's masked top-1 | {pct(v['generator_masked_top1'])} | {pct(t['generator_masked_top1'])} |"]
+    if "auc" in v:
+        rows += [f"| ELECTRA | area under the ROC curve / original characters flagged (p > 50 %) | "
+                 f"{v['auc']:.3f} / {pct(v['original_flagged'])} | {t['auc']:.3f} / {pct(t['original_flagged'])} |"]
+    if "random_fill" in v:
+        rv, rt = v["random_fill"], t["random_fill"]
+        rows += [f"| ELECTRA | the same positions filled with random characters: caught / AUC | "
+                 f"{pct(rv['replaced_recall'])} / {rv['auc']:.3f} | {pct(rt['replaced_recall'])} / {rt['auc']:.3f} |"]
+    init = el.get("training", {}).get("init_from")
+    if init:
+        rows += [f"| ELECTRA | its discriminator started from {init} (see docs/models.md) | | |"]
+    return rows
 
 
 def render_inspection(models: Path = MODELS) -> str:

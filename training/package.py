@@ -43,12 +43,20 @@ def package(gpt_ckpt: str | None, bert_ckpt: str | None, out_dir: str | Path = "
         raise ValueError("the models were trained with different vocabularies; train them on the same corpus")
     summary = {}
     for name, model, tok, state in loaded:
+        calibration = None
+        if family(name).uses_nsp and state["train_config"].get("nsp", True):
+            from .evaluate import held_out_documents
+            from .nsp_calibration import calibrate_nsp
+
+            calibration = calibrate_nsp(model, tok, held_out_documents(None, state["train_config"]["corpus"], "validation"))
         size = {"gpt": {"max_chars": eval_chars}, "bert": {"n_pairs": eval_pairs}}.get(name, family(name).eval_size)
         corpus = state["train_config"]["corpus"]
         evaluation = {split: evaluate_model(name, model, tok, corpus, split=split, **size)
                       for split in ("validation", eval_split)}
         cards = {name: card(state["train_config"], state["model_config"], model, state["step"], state["elapsed"],
                             state["history"], corpus_info(corpus), evaluation)}
+        if calibration is not None:
+            cards[name]["nsp_calibration"] = calibration
         write_model_files(out_dir, {name: model}, cards, tok.to_json(), {})
         summary[name] = {"parity_max_abs_diff": cards[name]["onnx"]["parity_max_abs_diff"], "evaluation": evaluation}
     bert = [state for name, _, _, state in loaded if family(name).uses_nsp]

@@ -63,6 +63,7 @@ class TrainConfig:
     threads: int = 0  # 0 = torch default
     precision: str = "fp32"  # "bf16": mixed precision (bf16 matmuls, fp32 weights), faster on CPUs with AVX512-BF16/AMX
     compile: bool = False  # torch.compile the loss computation (fuses LayerNorm/GELU/casts; ~10-20 s to compile)
+    init_from: str = ""  # a checkpoint whose weights start this model (the model's `init_from` says which)
     extra: dict = field(default_factory=dict)
 
 
@@ -82,11 +83,19 @@ class Trainer:
             raise ValueError(f"{cfg.corpus}: too little text to train on and hold some out (it must cut into at "
                              "least 3 documents at line breaks); give a longer text or a folder of files")
         train_text = "".join(d.text for d in self.splits["train"])
+        state = torch.load(cfg.init_from, weights_only=False) if cfg.init_from else None
+        if state is not None and tokenizer is None:  # the starting weights' characters, in their order
+            tokenizer = CharTokenizer.from_json(state["vocab"])
         self.tok = tokenizer or CharTokenizer.from_text(train_text)
         self.model_cfg = TransformerConfig(
             vocab_size=self.tok.vocab_size, context=cfg.context, n_layer=cfg.n_layer,
             n_head=cfg.n_head, n_embd=cfg.n_embd, n_ff=cfg.n_ff, dropout=cfg.dropout)
         self.model = self.family.build(self.model_cfg)
+        if cfg.init_from:
+            # e.g. ELECTRA's discriminator starting from a trained BERT encoder (training/electra.py)
+            if not hasattr(self.model, "init_from"):
+                raise ValueError(f"--init-from: a {cfg.family} model cannot start from another checkpoint")
+            self.model.init_from(state["model"], state["model_config"])
         self.optimizer = make_optimizer(self.model, cfg.optimizer, cfg.lr, cfg.weight_decay, cfg.muon_lr_scale)
         self.objective = self.family.make_objective(cfg, self.tok)
         loss_fn = self.objective_loss

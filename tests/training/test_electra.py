@@ -5,7 +5,7 @@ import json
 
 import torch
 
-from training.electra import ELECTRA, ReplacedTokenDetection, detect, generator_config
+from training.electra import ELECTRA, ReplacedTokenDetection, detect, generator_config, roc_auc
 from training.model import TransformerConfig
 from training.tokenizer import MASK
 from training.train import TrainConfig, Trainer
@@ -17,9 +17,35 @@ def tiny(corpus, out, **kw):
                                  warmup=5, lr=3e-3, threads=1), **kw})
 
 
-def test_generator_is_half_width():
-    g = generator_config(TransformerConfig(vocab_size=40, n_head=4, n_embd=96, n_ff=256))
-    assert (g.n_embd, g.n_head, g.n_ff) == (48, 2, 128)
+def test_generator_is_a_quarter_width_one_layer():
+    g = generator_config(TransformerConfig(vocab_size=40, n_layer=3, n_head=4, n_embd=96, n_ff=256))
+    assert (g.n_embd, g.n_head, g.n_ff, g.n_layer) == (24, 1, 64, 1)
+
+
+def test_roc_auc_counts_ties_half():
+    assert roc_auc(torch.tensor([0.1, 0.4, 0.35, 0.8]), torch.tensor([0, 0, 1, 1])) == 0.75
+    assert roc_auc(torch.tensor([1.0, 1.0, 1.0, 1.0]), torch.tensor([0, 0, 1, 1])) == 0.5
+    assert roc_auc(torch.tensor([0.0, 1.0]), torch.tensor([0, 1])) == 1.0
+
+
+def test_init_from_bert_copies_the_encoder_and_its_vocabulary(tiny_runs_dir, tiny_corpus, tmp_path):
+    state = torch.load(tiny_runs_dir / "bert" / "ckpt.pt", weights_only=False)
+    mc = state["model_config"]
+    cfg = tiny(tiny_corpus, tmp_path, n_layer=mc["n_layer"], n_head=mc["n_head"], n_embd=mc["n_embd"],
+               n_ff=mc["n_ff"], context=mc["context"], init_from=str(tiny_runs_dir / "bert" / "ckpt.pt"))
+    t = Trainer(cfg)
+    assert t.tok.chars == state["vocab"]["chars"]
+    mine = t.model.discriminator.transformer.state_dict()
+    for k, v in state["model"].items():
+        if k.startswith("transformer."):
+            assert torch.equal(mine[k.removeprefix("transformer.")], v), k
+
+
+def test_init_from_refuses_another_size(tiny_runs_dir, tiny_corpus, tmp_path):
+    import pytest
+
+    with pytest.raises(ValueError, match="size"):
+        Trainer(tiny(tiny_corpus, tmp_path, n_embd=48, init_from=str(tiny_runs_dir / "bert" / "ckpt.pt")))
 
 
 def test_every_masked_position_is_filled_by_the_generator(tiny_corpus, tmp_path):

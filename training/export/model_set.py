@@ -94,9 +94,12 @@ def card(tc: dict, model_cfg: dict, model, step: int, elapsed: float, curves: li
             "weight_decay": tc["weight_decay"], "mask_rate": tc["mask_rate"] if fam.name != "gpt" else None,
             "masking": tc.get("masking", "char") if fam.name != "gpt" else None, "clock": tc.get("clock", "wall"),
             "threads": tc["threads"], "precision": tc.get("precision", "fp32"), "compile": tc.get("compile", False),
+            "optimizer": tc.get("optimizer"), "schedule": tc.get("schedule"), "dropout": tc.get("dropout"),
             "machine": f"{platform.machine()} CPU", **(training or {})},
         "evaluation": evaluation, "curves": curves,
     }
+    if tc.get("init_from"):  # where its weights started (a path on the machine that trained it: only the file name)
+        out["training"]["init_from"] = "a trained BERT of the same size (" + Path(tc["init_from"]).name + ")"
     if command is not None:
         out["command"] = command
     return out
