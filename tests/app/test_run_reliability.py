@@ -95,6 +95,7 @@ def fill(folder: Path) -> Path:
     return filler
 
 
+@pytest.mark.slow
 def test_a_full_disk_fails_the_run_with_the_reason_and_leaves_nothing_half_written(tiny_models_dir, small_disk):
     data = small_disk / "data"
     with TestClient(create_app(settings(tiny_models_dir, data))) as c:
@@ -170,6 +171,7 @@ def test_a_live_trainer_of_another_server_is_proven_by_its_lock(tiny_models_dir,
 
 # ---- 4. shutdown with a browser watching -------------------------------------------------------
 
+@pytest.mark.slow
 def test_sigint_with_an_open_stream_stops_promptly_and_the_next_start_settles_the_run(tiny_models_dir, tmp_path):
     data, log = tmp_path / "data", tmp_path / "log"
     with server_process(tiny_models_dir, data, log) as (url, server):

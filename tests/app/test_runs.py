@@ -120,6 +120,7 @@ def test_bad_input_is_refused_naming_the_parameter(app_client, body, status, par
     assert app_client.get("/api/runs").json()["active"] is None
 
 
+@pytest.mark.slow
 def test_a_run_trains_streams_and_its_models_are_playable(app_client, corpus_text):
     r = app_client.post("/api/runs", json={"corpus": corpus_text, "name": "Our poems", "preset": "tiny"}, headers=AUTH)
     assert r.status_code == 202, r.json()
@@ -158,6 +159,7 @@ def test_a_run_trains_streams_and_its_models_are_playable(app_client, corpus_tex
     assert app_client.post("/api/generate", json={"prompt": "a", "model": run_id}).status_code == 404
 
 
+@pytest.mark.slow
 def test_cancel_stops_at_once_and_keeps_finished_snapshots(app_client):
     run_id = app_client.post("/api/runs", json={"preset": "tiny-slow", "minutes": 5}, headers=AUTH).json()["id"]
     run = wait_for(app_client, run_id, ("running",))
@@ -175,6 +177,7 @@ def test_cancel_stops_at_once_and_keeps_finished_snapshots(app_client):
     app_client.delete(f"/api/runs/{run_id}", headers=AUTH)
 
 
+@pytest.mark.slow
 def test_a_killed_trainer_fails_with_the_reason_and_the_server_serves_on(app_client):
     run_id = app_client.post("/api/runs", json={"preset": "tiny-slow", "minutes": 5}, headers=AUTH).json()["id"]
     wait_for(app_client, run_id, ("running",))
@@ -257,6 +260,7 @@ def test_without_a_token_the_server_makes_one_and_prints_a_login_url(monkeypatch
         os.environ.update(saved)
 
 
+@pytest.mark.slow
 def test_workers_sharing_a_data_folder_train_one_run_at_a_time(tiny_models_dir, tmp_path):
     """Two workers = two managers on one folder: the second cannot start, can cancel the first's
     run, and serves its model sets after a scan."""

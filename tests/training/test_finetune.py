@@ -59,6 +59,7 @@ def same(a: dict, b: dict) -> bool:
     return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
 
 
+@pytest.mark.slow
 def test_full_changes_the_encoder_and_leaves_the_pretrained_model_alone(pretrained, data):
     cfg = FinetuneConfig(fixed_steps=4, batch_size=4)
     before = state(Encoder.from_bert(pretrained))
@@ -72,6 +73,7 @@ def test_full_changes_the_encoder_and_leaves_the_pretrained_model_alone(pretrain
     assert same(state(Encoder.from_bert(pretrained)), before)  # the pretrained model itself is untouched
 
 
+@pytest.mark.slow
 def test_the_fair_budget_stops_on_its_validation_slice_and_keeps_the_best_weights(pretrained, data):
     cfg = FinetuneConfig(batch_size=4, min_cap=30, max_cap=30, patience=2)
     chosen = data.choose(12, 0)
@@ -177,6 +179,7 @@ def onnx_logits(folder: Path, text: str) -> np.ndarray:
     return sess.run(["logits"], {"input_ids": ids, "token_type_ids": np.zeros_like(ids)})[0]
 
 
+@pytest.mark.slow
 def test_a_tiny_grid_end_to_end_through_the_command_line(tiny_models_dir, task_file, tmp_path):
     out = tmp_path / "ft"
     env = os.environ | {"PYTHONPATH": str(REPO)}
@@ -241,6 +244,7 @@ def test_exported_classifier_matches_pytorch(pretrained, data, tmp_path, tiny_mo
     assert np.abs(onnx_logits(tmp_path / "classifiers" / "full", text) - ref).max() <= 1e-4
 
 
+@pytest.mark.slow
 def test_per_character_task_from_a_corpus(tiny_models_dir, tiny_corpus, tmp_path):
     rc, events = run_cli(["--model", str(tiny_models_dir), "--task", "capitals", "--corpus", str(tiny_corpus),
                           "--arms", "full,probe,ngram,likelihood", "--sizes", "all", "--seeds", "1", "--steps", "3",
@@ -287,6 +291,7 @@ def test_a_freshly_initialised_export_loads_back_exactly(tiny_models_dir, tmp_pa
     assert same(state(rebuilt), state(fresh))
 
 
+@pytest.mark.slow
 def test_snapshots_of_a_run(tiny_models_dir, task_file, tmp_path):
     run = tmp_path / "run"
     for i, step in enumerate((0, 30)):

@@ -60,6 +60,7 @@ def tiny_run(tmp_path_factory, text_file):
     return run_dir, events_of(out)
 
 
+@pytest.mark.slow
 def test_protocol_reports_the_run_in_order(tiny_run):
     run_dir, events = tiny_run
     kinds = [e["event"] for e in events]
@@ -91,6 +92,7 @@ def test_protocol_reports_the_run_in_order(tiny_run):
     assert all(set(s["steps"]) == {"gpt", "bert"} and sum(s["steps"].values()) == s["step"] for s in samples)
 
 
+@pytest.mark.slow
 def test_snapshots_are_complete_model_sets_the_app_can_load(tiny_run):
     from app.contract import read_examples
     from app.registry import ModelSet, read_meta
@@ -119,6 +121,7 @@ def test_snapshots_are_complete_model_sets_the_app_can_load(tiny_run):
     assert json.loads((run_dir / "final" / "snapshot.json").read_text())["final"] is True
 
 
+@pytest.mark.slow
 def test_each_snapshot_holds_the_weights_of_its_moment(tiny_run):
     """Weights are swapped into one traced graph: the final file must be the final model (compared
     with the checkpoint in PyTorch) and differ from step 0's."""
@@ -141,6 +144,7 @@ def test_each_snapshot_holds_the_weights_of_its_moment(tiny_run):
     assert np.abs(outs["snapshots/step-000000"] - ref).max() > 0.1
 
 
+@pytest.mark.slow
 def test_final_sample_is_reproducible_and_metrics_are_held_out(tiny_run):
     import torch
 
@@ -211,6 +215,7 @@ def test_seeded_stream_matches_the_servers_and_fill_positions_are_fixed():
     assert len(fill_positions(long)) == round(0.15 * len(long))
 
 
+@pytest.mark.slow
 def test_sigterm_during_export_stops_at_once_and_leaves_only_whole_folders(tmp_path, text_file):
     """No export cache: the first snapshot is still being traced when the signal comes."""
     run_dir = tmp_path / "run"

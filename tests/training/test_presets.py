@@ -52,6 +52,7 @@ def test_small_corpus_gets_a_smaller_context_and_a_tiny_one_a_clear_error():
         preset_config("1min", "gpt", corpus_chars=200)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", ["gpt", "bert"])
 def test_preset_trains_on_a_corpus_smaller_than_its_context_budget(tmp_path, family):
     # ~1,300 characters in 5 'documents': the preset must shrink to fit and train, not crash.
@@ -77,6 +78,7 @@ def test_with_preset_flags_given_win_and_size_flags_replace_the_preset_size():
     assert with_preset({"family": "gpt", "steps": 100}, "3min")["n_embd"] == PRESETS["3min"]["n_embd"]
 
 
+@pytest.mark.slow
 def test_cli_minutes_alone_trains_with_the_preset(tiny_corpus, tmp_path):
     out = tmp_path / "run"
     cli(["train", "gpt", "--corpus", str(tiny_corpus), "--out", str(out), "--minutes", "0.01", "--threads", "1"])
@@ -87,6 +89,7 @@ def test_cli_minutes_alone_trains_with_the_preset(tiny_corpus, tmp_path):
     assert state["step"] > 0
 
 
+@pytest.mark.slow
 def test_cli_size_flags_win_over_the_preset(tiny_corpus, tmp_path):
     out = tmp_path / "run"
     cli(["train", "bert", "--corpus", str(tiny_corpus), "--out", str(out), "--minutes", "0.01", "--n-layer", "1",

@@ -7,6 +7,8 @@ import torch
 from training.__main__ import main as cli
 from training.train import TrainConfig, Trainer
 
+pytestmark = pytest.mark.slow  # trains models
+
 
 def small_config(corpus, out, family="gpt", **kw):
     base = dict(family=family, corpus=str(corpus), out=str(out), n_layer=2, n_head=2, n_embd=32, n_ff=64,

@@ -28,6 +28,7 @@ def electra_client(tiny_models_dir, tiny_corpus, tmp_path_factory):
         yield c
 
 
+@pytest.mark.slow
 def test_generator_fills_every_masked_position(electra_client):
     text = "Line 3 speaks of the king and the crown"
     r = electra_client.post("/api/objectives/electra", json={"text": text, "positions": [0, 5, 9, 20], "seed": 3})
@@ -45,12 +46,14 @@ def test_generator_fills_every_masked_position(electra_client):
     assert again.json() == body  # seeded: the same fills
 
 
+@pytest.mark.slow
 def test_own_sentence_is_judged_as_typed(electra_client):
     body = electra_client.post("/api/objectives/electra", json={"text": "the kong and the crewn"}).json()
     assert body["filled"] == 0 and body["replaced"] == 0
     assert "".join(c["char"] for c in body["chars"]) == "the kong and the crewn"
 
 
+@pytest.mark.slow
 def test_bad_input_names_the_parameter(electra_client):
     r = electra_client.post("/api/objectives/electra", json={"text": "abc", "positions": [7]})
     assert r.status_code == 422 and "positions" in r.text
