@@ -67,7 +67,7 @@ class Settings(BaseSettings):
     # event streams); 0 = off.
     gzip_min_bytes: int = Field(1000, ge=0)
     log_level: str = "info"
-    # Training runs (app/runs.py, the /train page). Runs persist under data_dir (gitignored here).
+    # Training runs (app/runs/, the /train page). Runs persist under data_dir (gitignored here).
     data_dir: Path = REPO / "data"
     # Who may start, cancel and delete runs; unset = `python -m app` makes a random one and prints it.
     instructor_token: str | None = Field(None, min_length=8)
