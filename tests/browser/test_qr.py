@@ -1,4 +1,4 @@
-"""The QR codes on the pages are the server's (GET /api/qr.svg, drawn by segno; tests/app/routers/test_qr.py
+"""The QR codes on the pages are the server's (GET /api/qr.svg, drawn by segno; tests/app/routers/test_qr_svg.py
 checks the image module by module): the share panel shows the code of its very link, follows the link
 when it changes, and says why there is no code for a link that is too long or in the static copy."""
 from __future__ import annotations
