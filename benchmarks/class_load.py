@@ -73,7 +73,7 @@ async def _simulate(url: str, token: str, students: int, join_ramp: float, think
     auth = {"Authorization": f"Bearer {token}"}
     limits = httpx.Limits(max_connections=4, max_keepalive_connections=4)
     teacher = httpx.AsyncClient(base_url=url, headers=auth, timeout=60, verify=tls)
-    r = await teacher.post("/api/sessions", json={"nsp_count": 1})
+    r = await teacher.post("/api/sessions", json={"nsp_count": 1, "max_participants": max(60, students)})
     r.raise_for_status()
     code = r.json()["code"]
     sessions = f"/api/sessions/{code}"
@@ -105,7 +105,10 @@ async def _simulate(url: str, token: str, students: int, join_ramp: float, think
     async def student(k: int) -> None:
         await asyncio.sleep(arrivals[k])
         choice, pause, double = plans[k]
-        async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits, verify=tls) as c:
+        # each student's phone has its own address (limits on new nicknames are per address): 127.0.x.y
+        own = httpx.AsyncHTTPTransport(local_address=f"127.0.{(k + 3) >> 8 & 255}.{(k + 3) & 255}", limits=limits,
+                                       verify=tls)
+        async with httpx.AsyncClient(base_url=url, timeout=60, transport=own) as c:
             t0 = time.monotonic()
             try:
                 r = await c.post(sessions + "/join", json={"nickname": f"Student {k + 1}"})

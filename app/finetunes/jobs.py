@@ -1,18 +1,20 @@
 """Fine-tune jobs: `python -m training finetune` as a niced subprocess, its events, its classifiers.
 
-A job shares the training slot with pretraining runs (app/runs/): the same flock on
-DATA_DIR/train.lock, handed to the child process too, so the slot stays taken exactly as long as
-the fine-tune lives. Its folder:
+A job lives the one lifecycle of app/runs/lifecycle.py, as a pretraining run does: the training
+slot (DATA_DIR/train.lock, handed to the trainer), liveness by the trainer's lock on its folder
+(never a PID from job.json), signals only to a proven trainer, a dead or disk-full job settled
+from facts by any worker (app/finetunes/watch.py has the verdict), and never two jobs in the slot.
+Its folder:
 
     DATA_DIR/finetunes/<id>/job.json      settings and status (written aside, renamed into place)
                             task.jsonl    an uploaded task file
-                            events.jsonl  every JSON line the trainer printed, appended as it comes
+                            events.jsonl  the trainer's standard output: every JSON line it printed
                             stderr.log    the trainer's own messages (the reason when it dies)
+                            trainer.lock  held by the trainer while it lives (its PID and start time inside)
                             out/          the trainer's --out: classifiers/<arm>/ model sets
 
 What the job has done (results, summary, classifiers) is folded from events.jsonl
-(app/finetunes/events.py), never kept twice; after a restart a job whose slot is free while it
-says running is marked interrupted. Finished classifiers join the registry as model sets of kind
+(app/finetunes/events.py), never kept twice. Finished classifiers join the registry as model sets of kind
 "classifier" (id `<job>.<arm>`), on every worker (the periodic rescan of app/routers/runs.py).
 """
 from __future__ import annotations
@@ -23,7 +25,6 @@ import os
 import re
 import secrets
 import shutil
-import signal
 import subprocess
 import sys
 import threading
@@ -31,19 +32,23 @@ import time
 from pathlib import Path
 
 from ..errors import ApiError
+from ..runs.lifecycle import ACTIVE, Lifecycle, hold_for_child
+from ..runs.liveness import trainer_alive
 from ..runs.rules import TRAIN_MISSING, training_available
 from ..runs.manager import REPO, RunManager
-from ..runs.store import read_json, write_json
+from ..runs.store import DISK_FULL, is_disk_full, write_json, write_text
 from . import events as ev
+from .watch import verdict, watch
 
 log = logging.getLogger("app")
 JOB_ID = re.compile(r"^f-[0-9]{8}-[0-9]{6}-[0-9a-f]{4}$")
-ACTIVE = ("queued", "running")
 TERMINAL = ("finished", "cancelled", "failed", "interrupted")
-INTERRUPTED = "the server stopped while this fine-tune was running; its finished classifiers stay usable"
 
 
-class FinetuneManager:
+class FinetuneManager(Lifecycle):
+    RECORD = "job.json"
+    REPO = REPO
+
     def __init__(self, settings, registry, runs: RunManager):
         self.settings, self.registry, self.runs = settings, registry, runs
         self.data_dir = Path(settings.data_dir)
@@ -51,28 +56,45 @@ class FinetuneManager:
         self.lock = threading.RLock()
         self.procs: dict[str, subprocess.Popen] = {}
         self.registered: dict[str, Path] = {}
-        self.stopping = False
+        self.unsaved: dict[str, dict] = {}  # job id -> fields a failed write (full disk) could not store
+        self.stopping = threading.Event()
         self._tasks: list[dict] | None = None
         self._tasks_retry = 0.0
 
     # ---- startup and the registry ----------------------------------------------------------------
     def startup(self) -> None:
+        """Settle every job from facts (a trainer still alive after a restart keeps its job running),
+        clear what a crash left half-made, serve every job's classifiers."""
         if self.jobs_dir.is_dir():
-            fd = self._try_lock()
-            if fd is not None:  # nobody trains: a job that says it runs was cut short
-                try:
-                    for job in self.list():
-                        if job["status"] in ACTIVE:
-                            self._update(job["id"], status="interrupted", ended=time.time(), reason=INTERRUPTED)
-                finally:
-                    os.close(fd)
+            try:
+                self.settle(clean=True)
+            except OSError as e:
+                log.warning("fine-tunes: the data folder is not writable (%s)", e.strerror)
         self.sync_registry()
 
-    def _try_lock(self) -> int | None:
-        try:
-            return self.runs._try_lock()
-        except OSError:
-            return None
+    def scan(self) -> None:
+        """Every few seconds, on every worker: settle dead jobs, store what could not be stored,
+        serve new classifiers."""
+        if self.jobs_dir.is_dir():
+            self.settle()
+        self.sync_registry()
+
+    def folder(self, job_id: str) -> Path:
+        return self.jobs_dir / job_id
+
+    def _settle_one(self, job_id: str) -> None:
+        self._update(job_id, **verdict(self, job_id, None))
+
+    def _clean_orphans(self) -> None:
+        for trash in self.data_dir.glob(".deleted-f-*"):
+            shutil.rmtree(trash, ignore_errors=True)
+        for d in self.jobs_dir.iterdir():
+            if JOB_ID.match(d.name) and d.is_dir():
+                if not (d / "job.json").exists() and not trainer_alive(d):
+                    log.warning("removing %s: a fine-tune folder without job.json (its start was cut short)", d.name)
+                    shutil.rmtree(d, ignore_errors=True)
+                for tmp in d.glob(".job.json.*.tmp"):
+                    tmp.unlink(missing_ok=True)
 
     def classifier_sets(self, job: dict) -> list[tuple[str, Path, dict, str]]:
         """(model set id, folder, registry fields, the event's dir) of the job's written classifiers."""
@@ -113,7 +135,7 @@ class FinetuneManager:
             for d in self.jobs_dir.iterdir():
                 if JOB_ID.match(d.name):
                     try:
-                        jobs.append(read_json(d / "job.json"))
+                        jobs.append(self._read_record(d.name))
                     except (OSError, ValueError):
                         continue  # being created or deleted
         return sorted(jobs, key=lambda j: j.get("created", 0), reverse=True)
@@ -121,7 +143,7 @@ class FinetuneManager:
     def get(self, job_id: str) -> dict:
         if JOB_ID.match(job_id):
             try:
-                return read_json(self.jobs_dir / job_id / "job.json")
+                return self._read_record(job_id)
             except (OSError, ValueError):
                 pass
         raise ApiError(f"no fine-tune called {job_id!r} (GET /api/finetunes lists them)", "finetune_id", status=404)
@@ -160,13 +182,6 @@ class FinetuneManager:
         job = self.active()
         return {"id": job["id"], "name": f"fine-tune on {job['settings']['task_label']}"} if job else None
 
-    def _update(self, job_id: str, **fields) -> dict:
-        with self.lock:
-            path = self.jobs_dir / job_id / "job.json"
-            job = {**read_json(path), **fields}
-            write_json(path, job)
-            return job
-
     def tasks(self) -> list[dict]:
         """The shipped tasks, asked of the trainer (`--list-tasks` imports no torch); a failure is
         remembered for a while (a page load must not start a process each time)."""
@@ -190,39 +205,59 @@ class FinetuneManager:
             raise ApiError(TRAIN_MISSING, None, status=503)
         try:
             self.jobs_dir.mkdir(parents=True, exist_ok=True)
-            fd = self.runs._try_lock()
+            fd = self._try_lock()
         except OSError as e:
-            raise ApiError(f"the data folder {self.data_dir} is not writable ({e.strerror}); start the server "
-                           f"with a writable --data-dir", None, status=503) from None
+            raise self._storage_error(e) from None
         if fd is None:
             busy = self.active_label() or self.runs.active()
             what = f"{busy['id']} ({busy['name']})" if busy else "another run"
             raise ApiError(f"the training slot is busy: {what}; cancel it or wait for it to finish", None, status=409)
         try:
-            if len(self.list()) >= self.settings.max_runs:
-                raise ApiError(f"{len(self.list())} fine-tunes are stored, the limit is {self.settings.max_runs}: "
+            # Holding the slot, no trainer of any job lives: a job (of another worker) that still says
+            # running is settled from its facts now, so it never blocks this one nor runs beside it.
+            for job in self.list():
+                if job["status"] in ACTIVE and job["id"] not in self.procs and not trainer_alive(self.folder(job["id"])):
+                    self._settle_one(job["id"])
+            if self.active() is not None:
+                raise ApiError(f"the training slot is busy: {self.active()['id']}; cancel it or wait for it to "
+                               "finish", None, status=409)
+            stored = len(self.list())
+            if stored >= self.settings.max_runs:
+                raise ApiError(f"{stored} fine-tunes are stored, the limit is {self.settings.max_runs}: "
                                "delete one first", None, status=507)
             job_id = time.strftime("f-%Y%m%d-%H%M%S-", time.gmtime()) + secrets.token_hex(2)
             job_dir = self.jobs_dir / job_id
-            try:
-                job_dir.mkdir(parents=True)
-                if task_text is not None:
-                    (job_dir / "task.jsonl").write_text(task_text, encoding="utf-8")
-            except OSError as e:
-                shutil.rmtree(job_dir, ignore_errors=True)
-                raise ApiError(f"the data folder {self.data_dir} is not writable ({e.strerror})", None,
-                               status=503) from None
             threads = self.settings.run_threads or max(1, (os.cpu_count() or 2) - 1)
             job = {"id": job_id, "status": "queued", "created": time.time(), "started": None, "ended": None,
                    "reason": None, "settings": {**settings, "threads": threads}, "pid": None, "exit_code": None}
-            write_json(job_dir / "job.json", job)
+            try:  # the folder is complete (task, then job.json) or not there at all
+                job_dir.mkdir(parents=True)
+                if task_text is not None:
+                    write_text(job_dir / "task.jsonl", task_text)
+                write_json(job_dir / "job.json", job)
+                trainer_fd = hold_for_child(job_dir)
+            except (OSError, UnicodeError) as e:
+                shutil.rmtree(job_dir, ignore_errors=True)
+                raise self._storage_error(e) from None
+            env = {**os.environ, "OMP_NUM_THREADS": str(threads), "PYTHONUNBUFFERED": "1",
+                   "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)}
             cmd = self._command(job, task_text is not None)
-            threading.Thread(target=self._watch, args=(job, cmd, fd), name=f"ft-{job_id}", daemon=True).start()
-            fd = None  # the watcher releases it when the process ends
+            threading.Thread(target=watch, args=(self, job, cmd, env, fd, trainer_fd), name=f"ft-{job_id}",
+                             daemon=True).start()
+            fd = None  # the trainer holds the slot; the watcher closes this copy when it ends
             return job
         finally:
             if fd is not None:
                 os.close(fd)
+
+    @staticmethod
+    def _storage_error(e: Exception) -> ApiError:
+        if is_disk_full(e):
+            return ApiError(f"{DISK_FULL}; nothing was started", None, status=507)
+        if isinstance(e, UnicodeError):
+            return ApiError("task_text must be UTF-8 text", "task_text")
+        return ApiError(f"the data folder is not writable ({getattr(e, 'strerror', None) or e}); start the server "
+                        "with a writable --data-dir", None, status=503)
 
     def _command(self, job: dict, uploaded: bool) -> list[str]:
         st, job_dir = job["settings"], self.jobs_dir / job["id"]
@@ -237,77 +272,17 @@ class FinetuneManager:
         nice = shutil.which("nice")
         return [nice, "-n", str(self.settings.run_nice), *cmd] if nice and self.settings.run_nice else cmd
 
-    # ---- watching (a thread of the worker that started it) ---------------------------------------
-    def _watch(self, job: dict, cmd: list[str], lock_fd: int) -> None:
-        job_id, job_dir = job["id"], self.jobs_dir / job["id"]
-        env = {**os.environ, "OMP_NUM_THREADS": str(job["settings"]["threads"]), "PYTHONUNBUFFERED": "1",
-               "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)}
-        last: dict = {}
-        try:
-            with open(job_dir / "stderr.log", "wb") as err:
-                # the child holds the slot's lock too: it is free only once the fine-tune is gone
-                proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL,
-                                        env=env, start_new_session=True, text=True, encoding="utf-8",
-                                        errors="replace", pass_fds=(lock_fd,))
-            self.procs[job_id] = proc
-            self._update(job_id, status="running", started=time.time(), pid=proc.pid)
-            with open(self.events_path(job_id), "a", encoding="utf-8") as log_file:
-                for line in proc.stdout:
-                    try:
-                        event = json.loads(line)
-                    except ValueError:
-                        continue
-                    if not isinstance(event, dict):
-                        continue
-                    log_file.write(json.dumps(event, ensure_ascii=False) + "\n")
-                    log_file.flush()
-                    last = event
-                    if event.get("event") == "classifier":
-                        self.sync_registry()  # playable at once here; other workers on their scan
-            code = proc.wait()
-            os.close(lock_fd)  # the slot is free before the job says it ended
-            lock_fd = None
-            self._finish(job_id, code, last)
-        except Exception as e:  # noqa: BLE001 - the job fails, the server keeps serving
-            log.exception("fine-tune %s", job_id)
-            self._update(job_id, status="failed", ended=time.time(), reason=f"the fine-tune could not be watched: {e}")
-        finally:
-            self.procs.pop(job_id, None)
-            if lock_fd is not None:
-                os.close(lock_fd)
-            self.sync_registry()
-
-    def _finish(self, job_id: str, code: int, last: dict) -> None:
-        job_dir = self.jobs_dir / job_id
-        if code == 0 and last.get("event") == "summary":
-            status, reason = "finished", None
-        elif self.stopping:
-            status, reason = "interrupted", INTERRUPTED
-        elif (job_dir / "cancel-requested").exists():
-            status, reason = "cancelled", "cancelled by the instructor"
-        elif last.get("event") == "error":
-            status, reason = "failed", str(last.get("message"))[:500]
-        else:
-            how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with status {code}"
-            try:
-                lines = (job_dir / "stderr.log").read_text(encoding="utf-8", errors="replace").strip().splitlines()
-            except OSError:
-                lines = []
-            status, reason = "failed", f"the fine-tune process {how}" + (f": {lines[-1][:300]}" if lines else "")
-        self._update(job_id, status=status, reason=reason, ended=time.time(), exit_code=code)
-
     # ---- cancelling and deleting -----------------------------------------------------------------
     def cancel_or_delete(self, job_id: str) -> dict:
         job = self.get(job_id)
         job_dir = self.jobs_dir / job_id
         if job["status"] in ACTIVE:
-            (job_dir / "cancel-requested").touch()
-            if job.get("pid"):
-                try:
-                    os.killpg(job["pid"], signal.SIGTERM)
-                except (ProcessLookupError, PermissionError):
-                    pass
-                threading.Thread(target=RunManager._kill_later, args=(job["pid"],), daemon=True).start()
+            if not self.alive(job_id):
+                self.settle()  # its trainer is gone (a server killed mid-job): the facts, not "cancelling"
+                job = self.get(job_id)
+                if job["status"] not in ACTIVE:
+                    return job
+            self._cancel(job_id)  # signals only the trainer proven by its lock, never job.json's pid
             return {**job, "status": "cancelling"}
         with self.lock:
             for set_id, _, _, _ in self.classifier_sets(job):
@@ -316,13 +291,6 @@ class FinetuneManager:
                 self.registered.pop(set_id, None)
             trash = self.data_dir / f".deleted-{job_id}"
             job_dir.rename(trash)  # gone from listings at once, then removed
+            self.unsaved.pop(job_id, None)
         shutil.rmtree(trash, ignore_errors=True)
         return {**job, "status": "deleted"}
-
-    def kill_all(self) -> None:
-        self.stopping = True
-        for proc in list(self.procs.values()):
-            try:
-                os.killpg(proc.pid, signal.SIGTERM)
-            except (ProcessLookupError, PermissionError):
-                pass

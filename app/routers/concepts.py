@@ -15,6 +15,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
 from .. import deps
+from ..classes import embargo
 from ..errors import ApiError
 from ..schemas.lessons import ConceptAnswer, ConceptQuiz, ConceptResult
 from ..schemas import MAX_SEED
@@ -73,9 +74,11 @@ def concepts(order: Annotated[int | None, Query(ge=0, le=MAX_SEED, description=(
 
 
 @router.post("/api/concepts/{question_id}/answer", response_model=ConceptResult, responses=deps.errors(400, 404, 413, 422))
-def answer(question_id: str, req: ConceptAnswer):
+def answer(question_id: str, req: ConceptAnswer, request: Request):
     """Check an answer (`choice` as shown in `order`); every answer comes with the explanation, the
-    applet to try and, when it is wrong, why the chosen answer is wrong."""
+    applet to try and, when it is wrong, why the chosen answer is wrong (409 while a class session
+    answers this question and the teacher has not revealed it)."""
+    embargo.check(request, "concept", question_id)
     q = next((q for q in bank() if q["id"] == question_id), None)
     if q is None:
         raise ApiError(f"no concept question with id {question_id!r}", "id", status=404)

@@ -3,24 +3,22 @@ with a finished classifier. Watching and classifying are open to everyone; start
 and deleting need the instructor (app/auth.py)."""
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import AsyncIterable
 from typing import Annotated
 
-from anyio import to_thread
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, Response
-from fastapi.sse import EventSourceResponse, ServerSentEvent
 
 from .. import auth, deps
 from ..errors import ApiError
 from ..finetunes import task_file
-from ..finetunes.jobs import ACTIVE, TERMINAL, FinetuneManager
+from ..finetunes.jobs import ACTIVE, FinetuneManager
 from ..schemas.finetunes import (ARMS, ClassifyRequest, ClassifyResponse, FinetuneDetail, FinetuneList,
                                  FinetuneSummary, StartFinetune, TaskList)
+from ..finetunes.stream import stream
 from ..runs.rules import training_available
-from ..runs.events import POLL_S
+from ..runs.events import EventStream
+from ..runs.store import public
 
 router = APIRouter(tags=["fine-tuning"])
 SUMMARY_KEYS = ("id", "status", "created", "started", "ended", "reason", "settings")
@@ -34,8 +32,17 @@ def existing(finetune_id: str, request: Request) -> dict:
     return manager(request).get(finetune_id)
 
 
-def summary(job: dict) -> dict:
-    return {k: job.get(k) for k in SUMMARY_KEYS}
+def shown(m: FinetuneManager, job: dict) -> dict:
+    """A job as clients see it: no server paths (model and run folders), no process id."""
+    return public(job, m.folder(job["id"]), m.data_dir, m.REPO)
+
+
+def summary(job: dict, m: FinetuneManager) -> dict:
+    return shown(m, {k: job.get(k) for k in SUMMARY_KEYS})
+
+
+def shown_detail(m: FinetuneManager, job_id: str) -> dict:
+    return FinetuneDetail.model_validate(shown(m, m.detail(job_id))).model_dump(mode="json")
 
 
 @router.get("/api/tasks", response_model=TaskList)
@@ -49,7 +56,7 @@ def list_finetunes(request: Request):
     """Every stored fine-tune, newest first, with its status and settings."""
     m, s = manager(request), request.app.state.settings
     jobs = m.list()
-    return {"finetunes": [summary(j) for j in jobs], "active": next((j["id"] for j in jobs if j["status"] in ACTIVE), None),
+    return {"finetunes": [summary(j, m) for j in jobs], "active": next((j["id"] for j in jobs if j["status"] in ACTIVE), None),
             "training_available": training_available(), "instructor": auth.is_instructor(request),
             "limits": {"max_task_bytes": s.max_corpus_bytes, "max_seeds": 10, "arms": list(ARMS)}}
 
@@ -58,7 +65,8 @@ def list_finetunes(request: Request):
 def get_finetune(finetune_id: str, request: Request):
     """One fine-tune: its settings, every finished fine-tune's held-out accuracy, the mean and 95 %
     interval per arm and size so far, the trainer's summary once done, and its classifiers."""
-    return deps.respond(FinetuneDetail, manager(request).detail(finetune_id))
+    m = manager(request)
+    return deps.respond(FinetuneDetail, shown(m, m.detail(finetune_id)))
 
 
 def check_start(body: StartFinetune, request: Request) -> tuple[dict, str | None]:
@@ -98,64 +106,31 @@ def start_finetune(body: StartFinetune, request: Request, _: auth.InstructorDep)
     202 with the job; 409 while the training slot is busy (a run or another fine-tune); a bad task
     file is a 422 naming `task_text` and the line."""
     settings, text = check_start(body, request)
-    job = manager(request).start(settings, text)
-    return Response(json.dumps(summary(job)), status_code=202, media_type="application/json",
+    m = manager(request)
+    job = m.start(settings, text)
+    return Response(json.dumps(summary(job, m)), status_code=202, media_type="application/json",
                     headers={"Location": f"/api/finetunes/{job['id']}"})
 
 
 @router.delete("/api/finetunes/{finetune_id}", response_model=FinetuneSummary, responses=deps.errors(401, 403, 404))
 def delete_finetune(finetune_id: str, request: Request, _: auth.InstructorDep):
     """Cancel a running fine-tune (its finished classifiers stay), or delete a finished one with them."""
-    return summary(manager(request).cancel_or_delete(finetune_id))
+    m = manager(request)
+    return summary(m.cancel_or_delete(finetune_id), m)
 
 
 NOT_FOUND_JSON = {404: {"description": "No such fine-tune", "content": {
     "application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}}}
 
 
-@router.get("/api/finetunes/{finetune_id}/events", response_class=EventSourceResponse, responses=NOT_FOUND_JSON)
-async def finetune_events(finetune_id: str, request: Request,
-                          _: Annotated[dict, Depends(existing)]) -> AsyncIterable[ServerSentEvent]:
+@router.get("/api/finetunes/{finetune_id}/events", response_class=EventStream, responses=NOT_FOUND_JSON)
+def finetune_events(finetune_id: str, request: Request, _: Annotated[dict, Depends(existing)]):
     """Server-sent events: the whole history first, then live, one event per trainer line (`start`,
     `result`, `classifier`, `gpt_way`, `summary`, `error`; ids count lines), plus `status` (the job
     as GET /api/finetunes/{id} answers it) whenever it changes. Ends once the job has ended.
-    Last-Event-ID resumes after that line."""
+    Last-Event-ID resumes after that line (a header that is not a line number is ignored)."""
     m = manager(request)
-    path = m.events_path(finetune_id)
-    last_id = request.headers.get("last-event-id", "")
-    pos, n, last_key, skip = 0, 0, None, int(last_id) if last_id.isdigit() else 0
-    while True:
-        try:
-            with open(path, "rb") as f:
-                f.seek(pos)
-                chunk = f.read()
-        except FileNotFoundError:
-            chunk = b""
-        end = chunk.rfind(b"\n") + 1
-        pos += end
-        for raw in chunk[:end].decode("utf-8", errors="replace").splitlines():
-            n += 1
-            if n <= skip or not raw.strip():
-                continue
-            try:
-                kind = str(json.loads(raw).get("event", "message"))
-            except (ValueError, AttributeError):
-                continue
-            yield ServerSentEvent(raw_data=raw, event=kind, id=str(n))
-        try:
-            job = await to_thread.run_sync(m.detail, finetune_id)
-        except ApiError:
-            yield ServerSentEvent(data={"id": finetune_id, "status": "deleted"}, event="status")
-            return
-        key = (job["status"], job["done"], job["summary"] is not None, len(job["classifiers"]))
-        if key != last_key:
-            last_key = key
-            yield ServerSentEvent(raw_data=FinetuneDetail.model_validate(job).model_dump_json(), event="status")
-        if job["status"] in TERMINAL and end == 0:
-            return
-        if await request.is_disconnected():
-            return
-        await asyncio.sleep(POLL_S)
+    return stream(m.events_path(finetune_id), request, lambda: shown_detail(m, finetune_id), m.stopping)
 
 
 @router.post("/api/classify", response_model=ClassifyResponse, responses=deps.INFERENCE_ERRORS)

@@ -6,7 +6,9 @@ from fastapi.responses import HTMLResponse, JSONResponse
 
 from .. import deps
 from ..contract import SPECIALS
+from ..config import REPO
 from ..errors import ApiError
+from ..runs.store import scrub
 from ..schemas import HealthResponse, Limits, ModelSetDetail, ModelsResponse
 
 router = APIRouter(tags=["meta"])
@@ -46,13 +48,15 @@ def model_list(registry: deps.RegistryDep):
 
 
 @router.get("/api/models/{model}", response_model=ModelSetDetail, responses=deps.errors(404))
-def model_detail(model: str, registry: deps.RegistryDep):
+def model_detail(model: str, registry: deps.RegistryDep, request: Request):
     """One model set, loaded, with its vocabulary and (a training run's set) lines of its own
     held-out text, the applets' defaults."""
     s = registry.get(model)
     info = registry.info(s.meta, s)
     vocab = {"specials": SPECIALS, "chars": s.vocab.chars} if s.vocab else None
-    return deps.respond(ModelSetDetail, {**info, "cards": s.cards, "vocab": vocab, "examples": s.meta.examples})
+    settings = request.app.state.settings  # a card may name the folders it was made from: no server paths
+    cards = scrub(s.cards, [(str(settings.data_dir), "data"), (str(REPO) + "/", ""), (str(REPO), ".")])
+    return deps.respond(ModelSetDetail, {**info, "cards": cards, "vocab": vocab, "examples": s.meta.examples})
 
 
 @router.api_route("/", methods=["GET", "HEAD"], response_class=HTMLResponse, include_in_schema=False)

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
 from .. import deps
+from ..classes import embargo
 from ..contract import bert_pair_room
 from ..errors import ApiError
 from ..registry import ModelSet
@@ -55,8 +56,10 @@ def quiz_item(params: Annotated[QuizQuery, Query()], registry: deps.RegistryDep)
 
 
 @router.post("/api/nsp/quiz/{item_id}/answer", response_model=QuizResult, responses=deps.INFERENCE_ERRORS)
-def quiz_answer(item_id: str, req: QuizAnswer, registry: deps.RegistryDep):
-    """Check a guess against the truth and against the model's own guess."""
+def quiz_answer(item_id: str, req: QuizAnswer, registry: deps.RegistryDep, request: Request):
+    """Check a guess against the truth and against the model's own guess (409 while a class session
+    answers this item and the teacher has not revealed it)."""
+    embargo.check(request, "nsp", item_id)
     models = registry.get(req.model)
     model = registry.bert(req.model)
     item = next((it for it in quiz_bank(models) if it["id"] == item_id), None)

@@ -26,7 +26,7 @@ from fastapi.responses import StreamingResponse
 
 from ..errors import ApiError
 from .rules import TERMINAL
-from .store import public
+from .store import last_event_id, public
 
 POLL_S = 0.3  # how often a stream looks for new lines
 CHUNK = 32 * 1024  # history read per step
@@ -79,7 +79,7 @@ async def tail(m, run_id: str, request: Request, last_id: str) -> AsyncIterator[
     path = run_dir / "progress.jsonl"
     swaps = [(str(run_dir).encode(), f"runs/{run_id}".encode()), (str(m.data_dir).encode(), b"data"),
              (str(m.REPO).encode() + b"/", b"")]
-    pos, n, last_status, skip = 0, 0, None, int(last_id) if last_id.isdigit() else 0
+    pos, n, last_status, skip = 0, 0, None, last_event_id(last_id)
     quiet_since = time.monotonic()
     yield f"retry: {RETRY_MS}\n\n".encode()
     while not m.stopping.is_set():

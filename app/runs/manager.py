@@ -25,14 +25,12 @@ beside the class's own, read-only: "watch it learn" works on a fresh install wit
 """
 from __future__ import annotations
 
-import fcntl
 import json
 import logging
 import os
 import re
 import secrets
 import shutil
-import signal
 import subprocess
 import sys
 import threading
@@ -41,7 +39,8 @@ from pathlib import Path
 
 from ..contract import EXAMPLES_FILE, examples_from_corpus
 from ..errors import ApiError
-from .liveness import kill_group_later, trainer_alive, trainer_pid
+from .lifecycle import Lifecycle
+from .liveness import trainer_alive
 from .rules import (ACTIVE, TEST_PRESETS, TRAIN_MISSING, check_corpus, clean_name, test_presets, training_available,
                     training_presets)
 from .watch import verdict, watch
@@ -71,8 +70,9 @@ def last_words(run_dir: Path) -> dict:
     return {}
 
 
-class RunManager:
+class RunManager(Lifecycle):
     REPO = REPO
+    RECORD = "run.json"
 
     def __init__(self, settings, registry):
         self.settings, self.registry = settings, registry
@@ -106,29 +106,13 @@ class RunManager:
             self.settle()
         self.sync_registry()
 
-    def settle(self, clean: bool = False) -> None:
-        """Runs that say queued/running while no trainer holds their lock and no worker is
-        starting or watching one (train.lock free) end as their trainer's last words say.
-        With clean: folders a crash left (no run.json), temporaries and deleted runs' remains go."""
-        with self.lock:
-            for run_id, fields in list(self.unsaved.items()):
-                self._update(run_id, **fields)
-            stale = [r for r in self.list() if r["status"] in ACTIVE and not r.get("shipped")
-                     and r["id"] not in self.procs and not trainer_alive(self.runs_dir / r["id"])]
-            if not stale and not clean:
-                return
-            fd = self._try_lock()
-            if fd is None:  # a worker is starting or watching a run: it settles its own
-                return
-            try:
-                for run in stale:
-                    if not trainer_alive(self.runs_dir / run["id"]):
-                        self._clean_partial(self.runs_dir / run["id"])
-                        self._update(run["id"], **verdict(self, run["id"], last_words(self.runs_dir / run["id"]), None))
-                if clean:
-                    self._clean_orphans()
-            finally:
-                os.close(fd)
+    def folder(self, run_id: str) -> Path:
+        return self.runs_dir / run_id
+
+    def _settle_one(self, run_id: str) -> None:
+        """A run whose trainer is gone ends as its trainer's last words say (Lifecycle.settle)."""
+        self._clean_partial(self.runs_dir / run_id)
+        self._update(run_id, **verdict(self, run_id, last_words(self.runs_dir / run_id), None))
 
     def _clean_orphans(self) -> None:
         for trash in self.data_dir.glob(".deleted-*"):
@@ -140,15 +124,6 @@ class RunManager:
                     shutil.rmtree(d, ignore_errors=True)
                 for tmp in d.glob(".run.json.*.tmp"):
                     tmp.unlink(missing_ok=True)
-
-    def _try_lock(self) -> int | None:
-        fd = os.open(self.data_dir / "train.lock", os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return fd
-        except OSError:
-            os.close(fd)
-            return None
 
     @staticmethod
     def _clean_partial(run_dir: Path) -> None:
@@ -237,19 +212,6 @@ class RunManager:
         if self.unsaved or (self.runs_dir.is_dir() and low_space(self.data_dir)):
             return DISK_FULL
         return None
-
-    def _update(self, run_id: str, **fields) -> dict:
-        """Merge fields into run.json; when the write fails (a full disk) they are kept in memory,
-        shown as if stored, and written by a later scan."""
-        with self.lock:
-            path = self.runs_dir / run_id / "run.json"
-            run = {**read_json(path), **self.unsaved.pop(run_id, {}), **fields}
-            try:
-                write_json(path, run)
-            except OSError as e:
-                self.unsaved[run_id] = {k: v for k, v in run.items()}
-                log.warning("run %s: state kept in memory, not stored (%s)", run_id, e.strerror)
-            return run
 
     def presets(self) -> list[dict]:
         """The budget presets (asked of training/ once, through a subprocess), test presets when enabled."""
@@ -351,12 +313,7 @@ class RunManager:
                 run = self.get(run_id)
                 if run["status"] not in ACTIVE:
                     return run
-            try:
-                (run_dir / "cancel-requested").touch()
-            except OSError:
-                pass  # a full disk: the signal below still stops it
-            if self._signal(run_id, signal.SIGTERM):
-                threading.Thread(target=self._kill_run_later, args=(run_id,), daemon=True).start()
+            self._cancel(run_id)
             return {**run, "status": "cancelling"}
         trash = self.data_dir / f".deleted-{run_id}"
         for set_id, _, _ in self.model_sets(run):
@@ -367,40 +324,3 @@ class RunManager:
         shutil.rmtree(trash, ignore_errors=True)
         self.unsaved.pop(run_id, None)
         return {**run, "status": "deleted"}
-
-    def _signal(self, run_id: str, sig: int) -> bool:
-        """Signal the run's trainer and its helpers (own session), only when it is proven to be
-        that trainer: this worker's own child not yet reaped, or the lock holder with the same
-        PID start time. True when a signal was sent."""
-        proc = self.procs.get(run_id)
-        pid = proc.pid if proc is not None and proc.poll() is None else trainer_pid(self.runs_dir / run_id)
-        if pid is None:
-            return False
-        try:
-            os.killpg(pid, sig)
-            return True
-        except (ProcessLookupError, PermissionError):
-            return False
-
-    _kill_later = staticmethod(kill_group_later)  # a group this worker started itself (fine-tune jobs)
-
-    def _kill_run_later(self, run_id: str, grace_s: float = 3.0) -> None:
-        """Cancel frees the CPU at once: a trainer that has not stopped after the grace is killed."""
-        deadline = time.monotonic() + grace_s
-        while time.monotonic() < deadline:
-            if not self._signal(run_id, 0):
-                return
-            time.sleep(0.1)
-        self._signal(run_id, signal.SIGKILL)
-
-    def kill_all(self, grace_s: float = 3.0) -> None:
-        """Server shutdown: event streams end, the runs this process started stop now (their
-        watchers mark them interrupted; if this process is gone first, the next start settles them)."""
-        self.stopping.set()
-        for run_id in list(self.procs):
-            self._signal(run_id, signal.SIGTERM)
-        deadline = time.monotonic() + grace_s
-        while self.procs and time.monotonic() < deadline:
-            time.sleep(0.05)
-        for run_id in list(self.procs):
-            self._signal(run_id, signal.SIGKILL)

@@ -33,18 +33,28 @@ def low_space(folder: Path) -> bool:
 
 
 def public(run: dict, run_dir: Path, data_dir: Path, repo: Path) -> dict:
-    """The run as clients see it: server paths made relative, process ids dropped."""
-    swaps = [(str(run_dir), f"runs/{run_dir.name}"), (str(data_dir), "data"), (str(repo) + "/", ""), (str(repo), ".")]
+    """The run (or fine-tune) as clients see it: server paths made relative, process ids dropped."""
+    swaps = [(str(run_dir), f"{run_dir.parent.name}/{run_dir.name}"), (str(data_dir), "data"),
+             (str(repo) + "/", ""), (str(repo), ".")]
+    return scrub(run, swaps)
 
-    def clean(value):
-        if isinstance(value, str):
-            for old, new in swaps:
-                value = value.replace(old, new)
-            return ABSOLUTE.sub(r"\1", value)
-        if isinstance(value, dict):
-            return {k: clean(v) for k, v in value.items() if k not in PRIVATE}
-        if isinstance(value, list):
-            return [clean(v) for v in value]
-        return value
 
-    return clean(run)
+def scrub(value, swaps: list[tuple[str, str]]):
+    """`value` (JSON-like) with each (old, new) of `swaps` replaced in its strings, any absolute path
+    left cut to its last name, and the server-only keys (PRIVATE) dropped."""
+    if isinstance(value, str):
+        for old, new in swaps:
+            value = value.replace(old, new)
+        return ABSOLUTE.sub(r"\1", value)
+    if isinstance(value, dict):
+        return {k: scrub(v, swaps) for k, v in value.items() if k not in PRIVATE}
+    if isinstance(value, list):
+        return [scrub(v, swaps) for v in value]
+    return value
+
+
+def last_event_id(header: str | None) -> int:
+    """A Last-Event-ID header as a line count: ASCII digits, at most 18 of them; anything else
+    (a superscript two, 5,000 digits, a sign) is ignored and the stream starts from the beginning."""
+    header = (header or "").strip()
+    return int(header) if 0 < len(header) <= 18 and header.isascii() and header.isdigit() else 0

@@ -280,3 +280,26 @@ def test_exported_cells_are_never_formulas_nor_raw_control_characters(app, teach
     rows = list(csv.DictReader(io.StringIO(teacher.get(f"/api/sessions/{code}/export.csv").text)))
     assert sorted(r["nickname"] for r in rows) == sorted(["'=1+2", "'@SUM(1)", "'-2+3", "'+x", "Ana"])
     assert all(not r[k][:1] in "=+-@\t\r" for r in rows for k in r)
+
+
+def test_the_quiz_routes_do_not_reveal_the_item_a_class_is_answering(app, teacher):
+    from app.classes import embargo
+
+    code = start(teacher, nsp_count=2)
+    state = teacher.put(f"/api/sessions/{code}/state", json={"page": "nsp"}).json()
+    item, other = state["item"], state["items"]["nsp"][1]["item"]
+    embargo._cache.clear()
+    s = browser(app)
+    r = s.post(f"/api/nsp/quiz/{item}/answer", json={"guess": "IsNext"})
+    assert r.status_code == 409 and r.json()["parameter"] == "id" and "truth" not in r.json()
+    assert s.post(f"/api/nsp/quiz/{other}/answer", json={"guess": "IsNext"}).status_code == 200
+    teacher.put(f"/api/sessions/{code}/state", json={"revealed": True})
+    embargo._cache.clear()
+    assert s.post(f"/api/nsp/quiz/{item}/answer", json={"guess": "IsNext"}).status_code == 200
+    question = teacher.put(f"/api/sessions/{code}/state", json={"page": "concept"}).json()["item"]
+    embargo._cache.clear()
+    r = s.post(f"/api/concepts/{question}/answer", json={"choice": 0})
+    assert r.status_code == 409 and "explanation" not in r.json()
+    teacher.put(f"/api/sessions/{code}/state", json={"ended": True})
+    embargo._cache.clear()
+    assert s.post(f"/api/concepts/{question}/answer", json={"choice": 0}).status_code == 200
