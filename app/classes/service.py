@@ -114,6 +114,8 @@ def join(db: Database, code: str, nickname: str, secret: str | None, budget=None
     A new nickname needs a free place (removed nicknames free theirs), a room the teacher has not
     closed, and one of the address's new-nickname budget (`budget`: app/classes/guard.py)."""
     name, key = clean_nickname(nickname)
+    if secret is None and budget is not None:
+        budget.check()  # a browser without this session's cookie can only add a nickname: refused before any write
     try:
         with db.writing() as s:
             row = find(s, code)
