@@ -8,8 +8,8 @@ GET /web/models/<set>/<family>.<hash>.onnx and GET /web/engine/<name>.<hash>.<ex
                                       content-hashed, so `Cache-Control: immutable` (a year): a
                                       browser never asks twice. Sent gzip-compressed when the
                                       browser accepts it, from a copy compressed once (the set's
-                                      .gz beside it; the engine's in memory, at first use), never
-                                      per request.
+                                      .gz beside it; the engine's in memory, at its first request),
+                                      never per request.
 The static build (app/static_build.py) writes the same files under the same URLs.
 """
 from __future__ import annotations
@@ -39,15 +39,24 @@ TYPES = {"js": "text/javascript; charset=utf-8", "wasm": "application/wasm"}
 
 
 class EngineFile:
-    """One vendored engine file: its bytes, hash and a gzip copy made once."""
+    """One vendored engine file: its bytes, hash and a gzip copy made once, when first asked for
+    (level 9 on the 14 MB WebAssembly: seconds of CPU, so not while a manifest waits)."""
 
     def __init__(self, path: Path):
         self.path = path
         self.data = path.read_bytes()
         self.hash = hashlib.sha256(self.data).hexdigest()[:16]
-        self.gz = gzip.compress(self.data, compresslevel=9, mtime=0)
+        self._gz: bytes | None = None
+        self._lock = threading.Lock()
         stem, ext = path.name.rsplit(".", 1)
         self.name, self.ext = f"{stem}.{self.hash}.{ext}", ext
+
+    @property
+    def gz(self) -> bytes:
+        with self._lock:
+            if self._gz is None:
+                self._gz = gzip.compress(self.data, compresslevel=9, mtime=0)
+            return self._gz
 
 
 _engine: dict[str, EngineFile] = {}
@@ -66,7 +75,7 @@ def engine_files(static_dir: Path) -> dict[str, EngineFile]:
 def engine_info(static_dir: Path) -> dict:
     files = engine_files(static_dir)
     return {"module": f"/web/engine/{files['module'].name}", "wasm": f"/web/engine/{files['wasm'].name}",
-            "wasm_bytes": len(files["wasm"].data), "wasm_gzip_bytes": len(files["wasm"].gz)}
+            "wasm_bytes": len(files["wasm"].data)}
 
 
 def read_manifest(folder: Path) -> dict | None:

@@ -11,7 +11,8 @@
    ready(model, family)  loads a set's engine and its `family` model ("gpt", "bert"; all when left
                          out) now, so the device is ready before it is needed; resolves to the
                          Engine. body.model / model: a set id, or nothing for the default set.
-   usage()               {downloaded bytes, from cache bytes, ready ms} of this page's loads
+   usage()               {downloaded, cached: bytes (uncompressed) fetched and read from the Cache API,
+                         readyMs} of this page's loads
    Engine                one set's models, built from an onnxruntime module and the model bytes
                          (Engine.create(ort, manifest, {gpt: bytes, bert: bytes})): node uses it for
                          the parity check
@@ -191,7 +192,7 @@ export class Engine {
 }
 
 /* ---------- loading in the browser ---------- */
-async function cached(url, expected) {
+async function cached(url) {
   const cache = typeof caches !== "undefined" ? await caches.open(CACHE).catch(() => null) : null;
   const hit = cache ? await cache.match(url) : null;
   if (hit) {
@@ -202,7 +203,7 @@ async function cached(url, expected) {
   const response = await fetch(url);
   if (!response.ok) throw new EngineError("could not download " + url + " (HTTP " + response.status + ")", null, 503);
   const data = await response.arrayBuffer();
-  stats.downloaded += Number(response.headers.get("X-Encoded-Bytes")) || expected || data.byteLength;
+  stats.downloaded += data.byteLength;
   if (cache) await cache.put(url, new Response(data.slice(0), { headers: { "Content-Type": "application/octet-stream" } })).catch(() => {});
   return data;
 }
@@ -222,6 +223,7 @@ async function manifestOf(set) {
     }
   } catch (err) {
     if (err instanceof EngineError) throw err;
+    console.warn("the manifest of " + set + " could not be fetched: " + err); // eslint-disable-line no-console
   }
   const hit = cache ? await cache.match(url) : null;
   if (hit) return hit.json();
@@ -232,7 +234,7 @@ let ortPromise = null;
 function loadOrt(files) {
   if (!ortPromise) {
     ortPromise = (async () => {
-      const [ort, wasm] = await Promise.all([import(ORT_MODULE), cached(files.wasm, files.wasm_gzip_bytes)]);
+      const [ort, wasm] = await Promise.all([import(ORT_MODULE), cached(files.wasm)]);
       ort.env.wasm.numThreads = 1; // no cross-origin isolation needed, and the page stays responsive enough
       ort.env.wasm.proxy = false;
       ort.env.wasm.wasmPaths = { mjs: new URL(files.module, location.href).href };
@@ -252,8 +254,7 @@ function engineOf(model) {
     const loading = (async () => {
       const manifest = await manifestOf(set);
       const ort = await loadOrt(manifest.engine);
-      return new Engine(ort, manifest, async (family) => new Uint8Array(await cached(manifest.models[family].url,
-        manifest.models[family].gzip_bytes)));
+      return new Engine(ort, manifest, async (family) => new Uint8Array(await cached(manifest.models[family].url)));
     })();
     engines.set(set, loading);
     loading.catch(() => engines.delete(set));

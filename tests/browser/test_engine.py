@@ -96,6 +96,21 @@ def test_generation_moves_to_the_device_when_the_server_is_busy_or_gone(page_fac
     rec.assert_clean(page)
 
 
+def same_shown(a: str, b: str) -> bool:
+    """Two renderings of the same answers: the same lines, percentages within one shown digit
+    (probabilities within 1e-4 can fall either side of a rounding boundary)."""
+    number = re.compile(r"(\d+(?:\.\d+)?) %")
+    la, lb = a.splitlines(), b.splitlines()
+    if len(la) != len(lb):
+        return False
+    for x, y in zip(la, lb):
+        if number.sub("%", x) != number.sub("%", y):
+            return False
+        if any(abs(float(p) - float(q)) > 0.11 for p, q in zip(number.findall(x), number.findall(y))):
+            return False
+    return True
+
+
 def test_mask_fill_moves_to_the_device_when_the_server_is_busy(page_factory, live_server):
     page, rec = page_factory()
     page.goto("/mask-fill")
@@ -107,7 +122,8 @@ def test_mask_fill_moves_to_the_device_when_the_server_is_busy(page_factory, liv
     page.click("#mf-reset")  # asks again
     page.wait_for_function("() => document.querySelector('.where-badge').textContent.includes('your device')", timeout=LOAD_MS)
     page.wait_for_function("() => document.querySelector('#mf-status').textContent.includes('filled')", timeout=LOAD_MS)
-    assert page.inner_text("#mf-results") == before  # the same predictions, shown to the same precision
+    after = page.inner_text("#mf-results")
+    assert same_shown(before, after)  # the same predictions (a percentage may round the other way)
     rec.console_errors = [e for e in rec.console_errors if "503" not in e]
     rec.assert_clean(page)
 
@@ -142,7 +158,7 @@ def test_the_static_build_runs_generation_and_mask_fill_without_a_server(browser
         context, page, rec = make_page(browser, static_site, width, height)
         try:
             page.goto("/generate?prompt=the%20sea%20&seed=9")
-            page.wait_for_selector("#g-dists .dist-panel", timeout=LOAD_MS)
+            page.wait_for_selector("#g-dists .dist-panel:not([hidden])", timeout=LOAD_MS)
             assert badge(page) == "Computed on your device"
             page.click("#g-stream")
             page.wait_for_function("() => document.querySelector('#g-stream-status').textContent.startsWith('Done')",
