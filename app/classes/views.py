@@ -68,10 +68,11 @@ def state(db: Database, registry: Registry, code: str, secret: str | None, instr
         if row.revealed:
             current["truth"] = activities.truth(ctx, row.page, row.item)
             current.update(activities.explained(ctx, row.page, row.item))
-        if row.page == "label" and person:  # every line is open at once: the student's own labels
-            current["your_labels"] = {key: value for pid, act, key, value in answers
-                                      if pid == person.id and act == "label"}
+        if row.page == "label":  # every line is open at once (for every screen), and the student's own labels
             current["lines"] = [{"item": k, "text": ctx.payload("label", k)["text"]} for k in keys]
+            if person:
+                current["your_labels"] = {key: value for pid, act, key, value in answers
+                                          if pid == person.id and act == "label"}
         out["current"] = current
     scores = _scores(ctx, row, answers) if instructor or row.leaderboard else {}
     if instructor:

@@ -1,10 +1,14 @@
-/* Class sessions, shared by the teacher's page and the students' (static/pages/class_*.js):
-   the session API, following the class live, and drawing one item's pooled answers.
-   follow(code, onState)  calls onState(state) now and whenever the teacher changes it: server-sent
+/* Class sessions, shared by the teacher's page, the projector and the phones (static/pages/class_*.js):
+   the session API, following the class live, and drawing one item and its pooled answers.
+   follow(code, handlers)  handlers.state(state) now and whenever the teacher changes it: server-sent
                           events, and a poll every 2 s while the event stream is down (so a phone
                           that lost its connection still follows within 2 s once it is back).
-   drawItem(node, current)   what an item shows (segments A and B, a question, a masked sentence).
-   drawPooled(node, result)  the class's answers as bars beside the truth and BERT's answer. */
+   choiceLabel(activity, choices, key)  an answer as a person reads it ("B. From the text itself…")
+   drawItem(node, current, opts)   what an item shows (segments A and B, a question, a masked sentence);
+                          opts.choices: list a concept question's choices too (projector, teacher)
+   drawPooled(node, result, opts)  the class's answers as bars beside the truth and BERT's answer;
+                          a concept question's "why" under each choice once revealed
+   drawLabels(node, results, lines, labels)  Label together: each line's text with its label bars */
 import { api } from "./api.js";
 import { bars } from "./charts.js";
 import { clear, el } from "./dom.js";
@@ -28,40 +32,79 @@ export function follow(code, handlers) {
 }
 
 const NSP_WORDS = { IsNext: "IsNext: B comes right after A in the play", NotNext: "NotNext: B was taken from somewhere else" };
+export const LETTERS = "ABCDEFGHIJ";
+
+/* A choice of the bank is text; an older server sent {text, why}: print its text either way. */
+const textOf = (choice) => (choice && typeof choice === "object" ? String(choice.text) : String(choice));
 
 export function choiceLabel(activity, choices, key) {
-  if (activity === "concept") return choices[Number(key)];
+  if (activity === "concept") {
+    const k = Number(key);
+    return Number.isInteger(k) && choices && k >= 0 && k < choices.length ? LETTERS[k] + ". " + textOf(choices[k]) : String(key);
+  }
   if (activity === "nsp") return NSP_WORDS[key] || key;
   return key;
 }
 
-export function drawItem(node, current) {
+/* A guessed character as a bar label: an empty guess (sent as a space) is "∅", and its note says so. */
+const blank = (ch) => ch === " " || ch === "";
+const guessLabel = (ch) => (blank(ch) ? "∅" : ch);
+
+export function drawItem(node, current, opts) {
+  const o = opts || {};
   clear(node);
   const c = current.content;
   if (current.activity === "nsp") {
-    node.append(el("p", { class: "note", text: "Does segment B follow segment A in the play? BERT was trained to answer this (next-sentence prediction)." }),
+    node.append(el("p", { class: "note c-ask", text: "Does segment B follow segment A in the play? BERT was trained to answer this (next-sentence prediction)." }),
       el("p", { class: "label", text: "Segment A" }), el("div", { class: "c-seg", text: c.a }),
-      el("p", { class: "label", text: "Segment B" }), el("div", { class: "c-seg", text: c.b }));
+      el("p", { class: "label", text: "Segment B" }), el("div", { class: "c-seg c-seg-b", text: c.b }));
   } else if (current.activity === "concept") {
-    node.append(el("p", { class: "note", text: c.topic }), el("p", { class: "c-question", text: c.question }));
+    node.append(el("p", { class: "note c-ask", text: c.topic }), el("p", { class: "c-question", text: c.question }));
+    if (o.choices) {
+      node.append(el("ol", { class: "c-choice-list", type: "A" }, c.choices.map((choice, k) =>
+        el("li", { class: current.truth === String(k) ? "is-truth" : "", text: textOf(choice) }))));
+    }
   } else if (current.activity === "bert") {
-    node.append(el("p", { class: "note", text: "Be the BERT: guess each hidden character (▢) from the characters on both sides, as BERT does." }));
-    const line = el("p", { class: "c-seg" });
+    node.append(el("p", { class: "note c-ask", text: "Be the BERT: guess each hidden character (▢) from the characters on both sides, as BERT does." }));
+    const line = el("p", { class: "c-seg c-bert-line" });
     c.parts.forEach((part, j) => {
       line.append(part);
       if (j < c.masks) line.append(el("span", { class: "c-hole", dataset: { mask: String(j) }, text: "▢" }));
     });
     node.append(line);
   } else if (current.activity === "label") {
-    node.append(el("p", { class: "note", text: "Label together: your class's labels become training data a model can be fine-tuned on." }));
+    node.append(el("p", { class: "note c-ask", text: "Label together: your class's labels become training data a model can be fine-tuned on." }));
   }
 }
 
 function countRows(counts, total, labelOf, truth, bert) {
   return Object.entries(counts).map(([key, n]) => ({
     char: key, label: labelOf(key), prob: total ? n / total : 0,
-    note: n + (n === 1 ? " answer" : " answers") + (key === truth ? " · ✔ truth" : "") + (key === bert ? " · BERT" : ""),
+    note: n + (n === 1 ? " answer" : " answers") + (blank(key) ? " · left blank" : "") + (key === truth ? " · ✔ truth" : "") +
+      (key === bert ? " · BERT" : ""),
   }));
+}
+
+const percent = (share) => Math.round(share * 100) + " %";
+
+/* A concept question's answers: each choice's letter and text over its bar, then (revealed) its why. */
+function conceptRows(node, result, truth) {
+  const list = el("ol", { class: "c-answer-rows", "aria-label": "The class's answers" });
+  result.choices.forEach((choice, k) => {
+    const n = result.counts[String(k)] || 0;
+    const fill = el("span", { class: "bar-fill" });
+    fill.style.width = (result.answered ? (100 * n) / result.answered : 0).toFixed(1) + "%";
+    const right = truth === String(k);
+    const why = result.why ? result.why[k] : null;
+    list.append(el("li", { class: "c-answer" + (right ? " is-truth" : "") }, [
+      el("span", { class: "c-answer-text", text: LETTERS[k] + ". " + textOf(choice) + (right ? "  ✔ the answer" : "") }),
+      el("span", { class: "c-answer-bar" }, [el("span", { class: "bar-track", "aria-hidden": "true" }, fill),
+        el("span", { class: "c-answer-n", text: n + (n === 1 ? " answer" : " answers") })]),
+      truth !== null && why ? el("span", { class: "c-why", text: "Why not: " + why }) : null,
+    ]));
+  });
+  node.append(list);
+  if (truth !== null && result.explanation) node.append(el("p", { class: "c-explain", text: result.explanation }));
 }
 
 export function drawPooled(node, result, opts) {
@@ -69,7 +112,7 @@ export function drawPooled(node, result, opts) {
   if (!result) return;
   const o = opts || {};
   const shown = result.revealed || o.teacher;
-  node.append(el("p", { class: "note", text: result.answered + (result.answered === 1 ? " answer" : " answers") +
+  node.append(el("p", { class: "note c-count", text: result.answered + (result.answered === 1 ? " answer" : " answers") +
     (result.revealed ? "" : " so far (hidden until the reveal)") }));
   if (!shown || (!result.revealed && o.hideUntilReveal)) return;
   const truth = result.revealed ? result.truth : null;
@@ -77,11 +120,13 @@ export function drawPooled(node, result, opts) {
     const grid = el("div", { class: "c-mask-result" });
     result.counts.forEach((counts, j) => {
       const mask = result.bert && result.bert.masks[j];
-      const box = el("div");
+      const box = el("div", { class: "c-mask-box" });
       const right = truth ? truth[j] : null;
+      const share = result.char_correct ? result.char_correct[j] : null;
       box.append(el("h3", { text: "Hidden character " + (j + 1) + (right !== null ? ": it was “" + right + "”" : "") }));
+      if (share !== null && share !== undefined) box.append(el("p", { class: "c-share", text: percent(share) + " of the class got this one" }));
       const classBars = el("div");
-      bars(classBars, countRows(counts, result.answered, (k) => k, right, null), { label: "The class's guesses", table: false });
+      bars(classBars, countRows(counts, result.answered, guessLabel, right, null), { label: "The class's guesses", table: false });
       box.append(el("p", { class: "label", text: "The class" }), classBars);
       if (mask) {
         const bertBars = el("div");
@@ -92,10 +137,17 @@ export function drawPooled(node, result, opts) {
       grid.append(box);
     });
     node.append(grid);
+    if (result.class_correct !== undefined && result.class_correct !== null && result.counts.length > 1) {
+      node.append(el("p", { class: "verdict", text: percent(result.class_correct) + " of the class got every hidden character right." }));
+    }
+    return;
+  }
+  if (result.activity === "concept") {
+    conceptRows(node, result, truth);
   } else {
     const bert = result.bert ? result.bert.answer : null;
     const holder = el("div");
-    bars(holder, countRows(result.counts, result.answered, (k) => choiceLabel(result.activity, result.choices, k), truth, bert),
+    bars(holder, countRows(result.counts, result.answered, (k) => k, truth, bert), // IsNext / NotNext, or a label
       { wide: true, label: "The class's answers", table: false });
     node.append(holder);
     if (result.bert && result.activity === "nsp") {
@@ -104,6 +156,35 @@ export function drawPooled(node, result, opts) {
     }
   }
   if (result.class_correct !== undefined && result.class_correct !== null) {
-    node.append(el("p", { class: "verdict", text: Math.round(result.class_correct * 100) + " % of the class got it right." }));
+    node.append(el("p", { class: "verdict", text: percent(result.class_correct) + " of the class got it right." }));
   }
+}
+
+/* Label together, for the teacher, the projector and (after the reveal) the phones: every line's
+   text with one bar per label; the label most of the class chose is marked (a tie: none). */
+export function drawLabels(node, results, lines, labels) {
+  clear(node);
+  const byItem = new Map((results || []).filter((r) => r.activity === "label").map((r) => [r.item, r]));
+  const list = el("ol", { class: "c-label-rows" });
+  for (const line of lines || []) {
+    const r = byItem.get(line.item);
+    const counts = r ? r.counts : Object.fromEntries(labels.map((x) => [x, 0]));
+    const total = r ? r.answered : 0;
+    const ranked = Object.entries(counts).sort((a, b) => b[1] - a[1]);
+    const top = ranked.length && ranked[0][1] > 0 && !(ranked.length > 1 && ranked[1][1] === ranked[0][1]) ? ranked[0][0] : null;
+    const row = el("li", { class: "c-label-row", dataset: { item: line.item } }, [
+      el("span", { class: "c-label-text", text: line.text }),
+      el("span", { class: "c-label-bars" }, Object.entries(counts).map(([label, n]) => {
+        const fill = el("span", { class: "bar-fill" });
+        fill.style.width = (total ? (100 * n) / total : 0).toFixed(1) + "%";
+        return el("span", { class: "c-label-bar" + (label === top ? " is-top" : "") }, [
+          el("span", { class: "c-label-name", text: label }),
+          el("span", { class: "bar-track", "aria-hidden": "true" }, fill),
+          el("span", { class: "c-answer-n", text: String(n) }),
+        ]);
+      })),
+    ]);
+    list.append(row);
+  }
+  node.append(list);
 }

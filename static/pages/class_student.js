@@ -1,8 +1,12 @@
 /* /join: a student joins a class session with its code and a nickname, then follows the teacher:
    the item on screen is the one the class is on (also after a reload: the session's cookie keeps
-   this browser's place), answers once, and after the reveal sees the truth and the class's answers. */
+   this browser's place), answers once, and after the reveal sees the truth and the class's answers.
+   Inside a session the phone shows the class and nothing else (body.in-class hides the site's
+   header and footer; a small "leave" link stays), freezes while the teacher pauses, keeps its
+   scroll position when it redraws, and shows the rejoin code that gets the nickname back from
+   another browser (typed into the form's "Joined already?" field). */
 import { api } from "../lib/api.js";
-import { choiceLabel, drawItem, drawPooled, follow, getResults, getState, sessionPath } from "../lib/classroom.js";
+import { choiceLabel, drawItem, drawLabels, drawPooled, follow, getResults, getState, sessionPath } from "../lib/classroom.js";
 import { $, clear, el } from "../lib/dom.js";
 import { setParams } from "../lib/state.js";
 
@@ -23,17 +27,18 @@ async function rejoin() {
 
 async function join() {
   code = $("#j-code").value.replace(/[\s-]/g, "").toUpperCase();
-  await api(sessionPath(code, "/join"), { model: false, body: { nickname: $("#j-name").value },
-    fields: { code: $("#j-code"), nickname: $("#j-name") } });
+  const again = $("#j-rejoin").value.trim();
+  const body = again ? { nickname: $("#j-name").value, rejoin: again } : { nickname: $("#j-name").value };
+  await api(sessionPath(code, "/join"), { model: false, body,
+    fields: { code: $("#j-code"), nickname: $("#j-name"), rejoin: $("#j-rejoin") } });
   setParams({ code });
   enter(await getState(code));
 }
 
 function enter(s) {
+  document.body.classList.add("in-class");
   $("#j-form").hidden = true;
   $("#j-class").hidden = false;
-  $("#j-me").textContent = s.me.nickname;
-  $("#j-code-shown").textContent = s.display_code;
   render(s);
   if (!following) {
     following = follow(code, {
@@ -48,75 +53,111 @@ function send(activity, item, answer) {
     .then(() => getState(code)).then(render, () => {});
 }
 
-function choiceButtons(cur, answered, onPick) {
-  const row = el("div", { class: "c-choices", role: "group", "aria-label": "Your answer" });
-  const keys = cur.activity === "concept" ? cur.content.choices.map((_, k) => String(k)) : cur.content.choices;
+function choiceButtons(activity, choices, answered, locked, onPick) {
+  const row = el("div", { class: "c-choices" + (activity === "concept" ? " c-choices-long" : ""), role: "group", "aria-label": "Your answer" });
+  const keys = activity === "concept" ? choices.map((_, k) => String(k)) : choices;
   for (const key of keys) {
-    row.append(el("button", { type: "button", class: "btn", "aria-pressed": String(answered === key), disabled: answered !== null && answered !== undefined,
-      dataset: { answer: key }, text: choiceLabel(cur.activity, cur.content.choices, key), onclick: () => onPick(key) }));
+    row.append(el("button", { type: "button", class: "btn", "aria-pressed": String(answered === key),
+      disabled: locked || (answered !== null && answered !== undefined),
+      dataset: { answer: key }, text: choiceLabel(activity, choices, key), onclick: () => onPick(key) }));
   }
   return row;
+}
+
+const has = (x) => x !== null && x !== undefined;
+
+function drawLabelLines(item, cur, open) {
+  const mine = cur.your_labels || {};
+  const done = Object.keys(mine).length;
+  const list = el("ol", { class: "j-lines" });
+  for (const line of cur.lines || []) {
+    list.append(el("li", { class: "j-line" + (has(mine[line.item]) ? " is-done" : ""), dataset: { item: line.item } }, [
+      el("p", { class: "c-seg", text: line.text }),
+      choiceButtons("label", cur.content.choices, mine[line.item], !open, (key) => send("label", line.item, key)),
+    ]));
+  }
+  item.append(list);
+  return done;
+}
+
+function title(s, cur, labelled) {
+  if (!cur) return s.page === "end" || s.ended ? "The session has ended. Thank you!" : "Waiting for the teacher…";
+  if (cur.activity === "label") return "Label together · " + labelled + " of " + (cur.lines || []).length + " lines labelled";
+  return s.page_name + " · item " + cur.number + " of " + cur.of;
 }
 
 function render(s) {
   if (!s.me) { // removed by the teacher: join again
     following && following.close();
     following = null;
+    document.body.classList.remove("in-class");
     $("#j-form").hidden = false;
     $("#j-class").hidden = true;
     return;
   }
+  const y = window.scrollY; // a redraw after each tap must not jump the page back up
   shown = s.version;
+  $("#j-me").textContent = s.me.nickname;
+  $("#j-code-shown").textContent = s.display_code;
+  $("#j-rejoin-shown").textContent = s.me.rejoin_code ? s.me.rejoin_code.slice(0, 3) + "-" + s.me.rejoin_code.slice(3) : "";
+  const paused = Boolean(s.paused) && !s.ended;
+  $("#j-paused").hidden = !paused;
   const cur = s.current;
   const status = $("#j-status");
   const item = $("#j-item");
   clear($("#j-results"));
-  $("#j-title").textContent = cur ? s.page_name + " · item " + cur.number + " of " + cur.of
-    : s.page === "end" || s.ended ? "The session has ended. Thank you!" : "Waiting for the teacher…";
+  let labelled = 0;
   if (!cur) {
     clear(item);
     status.textContent = "";
   } else {
     drawItem(item, cur);
-    const open = !s.locked && !s.revealed && !s.ended;
+    const open = !s.locked && !s.revealed && !s.ended && !paused;
     if (cur.activity === "bert") {
       const holes = [...item.querySelectorAll(".c-hole")];
       holes.forEach((hole, j) => {
         const box = el("input", { type: "text", class: "c-mask", maxlength: "1", "aria-label": "hidden character " + (j + 1),
+          autocomplete: "off", autocapitalize: "none", spellcheck: "false",
           value: cur.your_answer ? [...cur.your_answer][j] : "", disabled: !open || Boolean(cur.your_answer) });
         hole.replaceWith(box);
       });
       if (!cur.your_answer && open) {
-        item.append(el("button", { type: "button", class: "btn", text: "Send my guess", onclick: () => {
+        item.append(el("button", { type: "button", class: "btn j-send", text: "Send my guess", onclick: () => {
           const guess = [...item.querySelectorAll(".c-mask")].map((b) => b.value || " ").join("");
           send("bert", cur.item, guess);
         } }));
       }
     } else if (cur.activity === "label") {
-      for (const line of cur.lines || []) {
-        const mine = (cur.your_labels || {})[line.item];
-        item.append(el("p", { class: "c-seg", text: line.text }),
-          choiceButtons({ activity: "label", content: { choices: cur.content.choices } }, open ? mine || null : mine || "",
-            (key) => send("label", line.item, key)));
-      }
+      labelled = drawLabelLines(item, cur, open);
     } else {
-      item.append(choiceButtons(cur, open ? cur.your_answer : cur.your_answer || "", (key) => send(cur.activity, cur.item, key)));
+      item.append(choiceButtons(cur.activity, cur.content.choices, cur.your_answer, !open, (key) => send(cur.activity, cur.item, key)));
     }
     if (s.revealed) {
-      const right = cur.truth !== null && cur.truth !== undefined && cur.your_answer !== null && cur.your_answer !== undefined
-        ? (cur.your_answer === cur.truth ? " You were right." : " You answered " + choiceLabel(cur.activity, cur.content.choices, cur.your_answer) + ".") : "";
-      status.textContent = (cur.truth !== undefined && cur.truth !== null
-        ? "The answer: " + (cur.activity === "bert" ? "“" + cur.truth + "”" : choiceLabel(cur.activity, cur.content.choices, cur.truth)) + "." : "") + right;
-      getResults(code).then((r) => drawPooled($("#j-results"), r.items.find((x) => x.activity === cur.activity && x.item === cur.item)), () => {});
+      const truthShown = has(cur.truth) ? (cur.activity === "bert" ? "“" + cur.truth + "”" : choiceLabel(cur.activity, cur.content.choices, cur.truth)) : null;
+      const right = has(cur.truth) && has(cur.your_answer)
+        ? (cur.your_answer === cur.truth ? " You were right." : " You answered " +
+          (cur.activity === "bert" ? "“" + cur.your_answer + "”" : choiceLabel(cur.activity, cur.content.choices, cur.your_answer)) + ".") : "";
+      status.textContent = (truthShown ? "The answer: " + truthShown + "." : "") + right;
+      if (cur.activity === "concept" && has(cur.your_answer) && cur.why && cur.why[Number(cur.your_answer)]) {
+        status.append(el("span", { class: "c-why", text: "Why not: " + cur.why[Number(cur.your_answer)] }));
+      }
+      getResults(code).then((r) => {
+        if (cur.activity === "label") drawLabels($("#j-results"), r.items, cur.lines, cur.content.choices);
+        else drawPooled($("#j-results"), r.items.find((x) => x.activity === cur.activity && x.item === cur.item));
+      }, () => {});
     } else if (s.locked) {
       status.textContent = "Answers are locked. Look at the projector.";
+    } else if (cur.activity === "label") {
+      status.textContent = labelled ? "Labels sent: " + labelled + ". Keep going, or wait for the teacher." : "";
     } else {
       status.textContent = cur.your_answer ? "Answer sent. Wait for the reveal." : "";
     }
   }
+  $("#j-title").textContent = title(s, cur, labelled);
   const leaders = clear($("#j-leaders"));
   leaders.hidden = !s.leaders;
   for (const l of s.leaders || []) leaders.append(el("li", { text: l.nickname + ": " + l.score }));
+  window.scrollTo(0, y);
 }
 
 $("#j-go").addEventListener("click", () => join().catch(() => {}));

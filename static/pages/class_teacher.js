@@ -1,11 +1,15 @@
 /* /class: the instructor starts a class session, shows the join code and QR code, sets the pace
-   (follow me, lock, reveal) and watches the class's pooled answers live. With projector=1 only
-   the code, the QR code, the item and the pooled answers show; the keys still work. */
+   (follow me, lock, reveal, pause) and watches the class's pooled answers live. The controls sit
+   in one sticky bar (keys: ← → item, L lock, R reveal, P pause, J join screen), the current item
+   and its live results beside the join panel and the roster, all on one 1280x720 screen.
+   With projector=1 the same page is the stage (static/stage.css): the lobby is the code, the QR
+   code and the joined count; once the class moves on, a slim strip keeps the address and code
+   while the item and its pooled results fill the screen. The keys still work there. */
 import { api } from "../lib/api.js";
-import { drawItem, drawPooled, follow, sessionPath } from "../lib/classroom.js";
+import { drawItem, drawLabels, drawPooled, follow, sessionPath } from "../lib/classroom.js";
 import { $, clear, el, typingTarget } from "../lib/dom.js";
 import { qrImage } from "../lib/qr.js";
-import { setParams } from "../lib/state.js";
+import { isProjector, setParams } from "../lib/state.js";
 
 const PAGES = [["lobby", "Waiting room"], ["nsp", "NSP class set"], ["bert", "Be the BERT"],
   ["concept", "Concept check"], ["label", "Label together"]];
@@ -13,6 +17,7 @@ let code = new URLSearchParams(location.search).get("code");
 let state = null;
 let lastResults = null;
 let listing = null;
+let joinScreen = null; // null: the lobby shows the join screen, other pages the strip; J toggles it
 
 const put = (body) => api(sessionPath(code, "/state"), { method: "PUT", body, model: false }).then(show);
 
@@ -51,13 +56,14 @@ async function create() {
 }
 
 function open(which) {
+  document.body.classList.add("class-live");
   $("#c-start").hidden = true;
   $("#c-live").hidden = false;
   const url = listing.student_urls[0];
   const qr = clear($("#c-qr"));
   if (url) {
     const link = url + "/join?code=" + which; // never carries projector mode
-    $("#c-url").textContent = url + "/join";
+    $("#c-url").textContent = url.replace(/^https?:\/\//, "") + "/join";
     qr.append(qrImage(link, "QR code of the join page: " + link));
     qr.dataset.link = link;
   } else {
@@ -81,9 +87,21 @@ function keysOf(page) {
   return state && state.items && state.items[page] ? state.items[page].map((x) => x.item) : [];
 }
 
+function stage(s) {
+  const live = $("#c-live");
+  const lobby = joinScreen === null ? s.page === "lobby" : joinScreen;
+  live.classList.toggle("is-lobby", lobby);
+  live.classList.toggle("is-live", !lobby);
+  live.dataset.page = s.page;
+  live.classList.toggle("is-revealed", Boolean(s.revealed));
+  live.classList.toggle("is-paused", Boolean(s.paused));
+}
+
 function show(s) {
   if (!s.participants) return; // a student-shaped state (the poll fallback without the instructor cookie)
+  if (state && state.page !== s.page) joinScreen = null;
   state = s;
+  stage(s);
   $("#c-code").textContent = s.display_code;
   $("#c-joined").textContent = s.joined;
   $("#c-answered").textContent = s.answered;
@@ -91,19 +109,24 @@ function show(s) {
   $("#c-lock").setAttribute("aria-pressed", String(s.locked));
   $("#c-reveal").setAttribute("aria-pressed", String(s.revealed));
   $("#c-board").setAttribute("aria-pressed", String(s.leaderboard));
+  $("#c-pause").setAttribute("aria-pressed", String(Boolean(s.paused)));
+  $("#c-pause").firstChild.textContent = s.paused ? "Go on " : "Pause ";
   const cur = s.current;
-  $("#c-where").textContent = s.page_name + (cur ? ": item " + cur.number + " of " + cur.of : "") +
-    (s.locked ? " · locked" : "") + (s.revealed ? " · revealed" : "") + (s.ended ? " · ended" : "");
-  $("#c-item-h").textContent = cur ? s.page_name + ", item " + cur.number + " of " + cur.of : s.page_name;
-  if (cur) drawItem($("#c-item"), cur);
+  const where = cur ? (cur.activity === "label" ? (cur.lines || []).length + " lines, all open" : "item " + cur.number + " of " + cur.of) : "";
+  $("#c-where").textContent = s.page_name + (where ? ": " + where : "") +
+    (s.paused ? " · paused" : "") + (s.locked ? " · locked" : "") + (s.revealed ? " · revealed" : "") + (s.ended ? " · ended" : "");
+  $("#c-item-h").textContent = cur ? s.page_name + (cur.activity === "label" ? "" : " · item " + cur.number + " of " + cur.of) : s.page_name;
+  if (cur) drawItem($("#c-item"), cur, { choices: true });
   else clear($("#c-item")).append(el("p", { class: "note", text: s.page === "lobby" ? "Waiting for the class to join." :
     s.page === "end" ? "The session has ended." : "This activity has no items yet." }));
   const people = clear($("#c-people"));
   for (const p of s.participants) {
     people.append(el("li", { class: p.answered ? "answered" : "" }, [
-      (p.answered ? "✓ " : "") + p.nickname + " ",
-      el("button", { type: "button", class: "btn btn-small secondary", text: "remove", "aria-label": "remove " + p.nickname,
-        onclick: () => api(sessionPath(code, "/participants/" + p.id), { method: "DELETE", model: false }) }),
+      el("span", { text: (p.answered ? "✓ " : "") + p.nickname }),
+      el("button", { type: "button", class: "c-remove", text: "remove", title: "remove " + p.nickname, "aria-label": "remove " + p.nickname,
+        onclick: () => { if (confirm("Remove " + p.nickname + " from the class? Their answers leave the results.")) {
+          api(sessionPath(code, "/participants/" + p.id), { method: "DELETE", model: false }).catch(() => {});
+        } } }),
     ]));
   }
   const leaders = clear($("#c-leaders"));
@@ -118,17 +141,14 @@ function showResults() {
   const mine = cur && lastResults.items.find((r) => r.activity === cur.activity && r.item === cur.item);
   const node = $("#c-results");
   if (cur && cur.activity === "label") {
-    clear(node);
-    for (const r of lastResults.items.filter((x) => x.activity === "label")) {
-      const line = (cur.lines || []).find((x) => x.item === r.item);
-      node.append(el("p", { text: (line ? line.text : r.item) + " → " + Object.entries(r.counts).map(([k, n]) => k + " " + n).join(", ") }));
-    }
+    drawLabels(node, lastResults.items, cur.lines, cur.content.choices);
   } else {
-    drawPooled(node, mine || null, { teacher: true, hideUntilReveal: cur && cur.activity === "concept" });
+    // the projector keeps a concept question's counts for the reveal; the teacher's own screen sees them live
+    drawPooled(node, mine || null, { teacher: true, hideUntilReveal: cur && cur.activity === "concept" && isProjector() });
   }
   const nsp = lastResults.summary.nsp;
-  $("#c-summary").textContent = nsp.items ? "NSP so far (" + nsp.items + " revealed): the class " + Math.round(nsp.class_accuracy * 100) +
-    " % right, BERT " + Math.round(nsp.bert_accuracy * 100) + " % right." : "";
+  $("#c-summary").textContent = state.page === "nsp" && nsp.items ? "NSP so far (" + nsp.items + " revealed): the class " +
+    Math.round(nsp.class_accuracy * 100) + " % right, BERT " + Math.round(nsp.bert_accuracy * 100) + " % right." : "";
 }
 
 function step(delta) {
@@ -153,11 +173,19 @@ async function addBert() {
   await put({ page: "bert", item: made.item });
 }
 
+function toggleJoinScreen() {
+  if (!state) return;
+  const lobbyNow = $("#c-live").classList.contains("is-lobby");
+  joinScreen = !lobbyNow;
+  stage(state);
+}
+
 $("#c-create").addEventListener("click", () => create().catch(() => {}));
 $("#c-prev").addEventListener("click", () => step(-1));
 $("#c-next").addEventListener("click", () => step(1));
 $("#c-lock").addEventListener("click", () => put({ locked: !state.locked }));
 $("#c-reveal").addEventListener("click", () => put({ revealed: !state.revealed }));
+$("#c-pause").addEventListener("click", () => put({ paused: !state.paused }));
 $("#c-board").addEventListener("click", () => put({ leaderboard: !state.leaderboard }));
 $("#c-end").addEventListener("click", () => { if (confirm("End the session? Students can no longer answer.")) put({ ended: true }); });
 $("#c-delete").addEventListener("click", () => {
@@ -170,7 +198,7 @@ $("#c-bert-go").addEventListener("click", () => addBert().catch(() => {}));
 document.addEventListener("keydown", (e) => {
   if (!code || typingTarget(e.target) || e.ctrlKey || e.metaKey || e.altKey) return;
   const act = { ArrowRight: () => step(1), ArrowLeft: () => step(-1), l: () => put({ locked: !state.locked }),
-    r: () => put({ revealed: !state.revealed }) }[e.key];
+    r: () => put({ revealed: !state.revealed }), p: () => put({ paused: !state.paused }), j: toggleJoinScreen }[e.key.length === 1 ? e.key.toLowerCase() : e.key];
   if (act && state) { e.preventDefault(); act(); }
 });
 drawMaskPicker();

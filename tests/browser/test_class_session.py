@@ -103,10 +103,14 @@ def test_three_students_follow_the_teacher_through_an_nsp_item_and_its_reveal(br
         assert ("You were right." in verdicts[1]) == (truth == "NotNext")
         phone.screenshot(path=str(screenshots / "class_student_390.png"), full_page=True)
         teacher.screenshot(path=str(screenshots / "class_teacher.png"), full_page=True)
-        # projector mode hides the nicknames and controls, keeps the code, QR and results
+        # projector mode hides the nicknames and controls; on an item a strip keeps the code (the QR
+        # code comes back with J, the join screen)
         teacher.goto(f"/class?code={code}&projector=1")
         teacher.wait_for_selector("#c-results .bar-row")
-        assert not teacher.locator("#c-people").is_visible() and teacher.locator("#c-qr .qr").is_visible()
+        assert not teacher.locator("#c-people").is_visible() and teacher.locator("#c-code").is_visible()
+        assert not teacher.locator("#c-qr .qr").is_visible()
+        teacher.keyboard.press("j")
+        assert teacher.locator("#c-qr .qr").is_visible()
         for rec, page in [(trec, teacher)] + [(r, p) for p, r in students]:
             rec.assert_clean(page)
     finally:
