@@ -24,7 +24,8 @@ model: training runs and fine-tune jobs (/api/runs, /api/finetunes: starting, ca
 checks answer at once and must never hold a model slot, or a token guesser would lock the class
 out) and class sessions (/api/sessions: database work). Health, model cards, quiz items, pages,
 static files and other GET streams (a training run's events) are never refused.
-There is deliberately no per-IP limit: a whole class shares one address behind the school's NAT.
+There is deliberately no per-IP limit on model work: a whole class shares one address behind the
+school's NAT. (Guessing and flooding are budgeted per address: app/limits.py.)
 The count is per server process (per worker).
 """
 from __future__ import annotations
