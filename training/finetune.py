@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -39,6 +40,7 @@ from .finetune_tasks import TaskFormatError, list_tasks, load_task
 
 ARMS = ("full", "probe", "scratch", "ngram", "likelihood")
 EXPORTED = ("full", "probe", "scratch")
+TRAINED = ("full", "scratch")
 RUN_ORDER = ("ngram", "likelihood", "probe", "full", "scratch")  # cheapest first: the first point comes fast
 DEFAULT_ARMS = ",".join(ARMS)
 DEFAULT_SIZES = "8,32,128,all"
@@ -59,7 +61,9 @@ def add_finetune_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seeds", type=int, default=DEFAULT_SEEDS)
     p.add_argument("--steps", type=int, default=None, help="train the trained arms exactly N steps (default: the fair budget, "
                    "stopping when a validation slice stops improving)")
-    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--threads", type=int, default=1, help="torch threads of the main process")
+    p.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1),
+                   help="processes for the trained arms' fine-tunes (default: 2, or 1 on a 1-core machine)")
     p.add_argument("--out", default=None, help="folder for the exported classifiers and summary.json")
     p.add_argument("--snapshots", default=None, help="a run folder: fine-tune (full arm, first size) from each of its snapshots")
     p.add_argument("--no-export", action="store_true", help="do not export classifiers")
@@ -153,16 +157,31 @@ def run(args) -> dict:
           "jobs": len(arms) * len(sizes) * args.seeds, "how": lab.how(), "skipped": skipped, "notes": notes(task),
           "majority": lab.majority()})
     outcomes, cpu = [], {a: 0.0 for a in arms}
-    order = [a for a in RUN_ORDER if a in arms]
-    for size in sizes:
-        for seed in range(args.seeds):
-            for arm in order:
-                model, result, u = lab.job(arm, size, seed)
-                outcomes.append((result, u))
-                cpu[arm] += result["cpu_seconds"]
-                emit(result)
-                if export and model is not None and arm in EXPORTED and size == sizes[-1] and seed == 0:
-                    emit(lab.export(model, result, Path(args.out)))
+
+    def done(model, result, u):
+        outcomes.append((result, u))
+        cpu[result["arm"]] += result["cpu_seconds"]
+        emit(result)
+        if export and model is not None and result["arm"] in EXPORTED and result["size"] == sizes[-1] and result["seed"] == 0:
+            emit(lab.export(model, result, Path(args.out)))
+
+    grid = [(arm, size, seed) for size in sizes for seed in range(args.seeds) for arm in RUN_ORDER if arm in arms]
+    trained = [j for j in grid if j[0] in TRAINED] if args.workers > 1 else []
+    if trained:
+        from . import finetune_pool
+
+        with finetune_pool.pool(min(args.workers, len(trained)), Path(args.model), task, args.steps) as ex:
+            futures = [finetune_pool.submit(ex, arm, size, seed, export and size == sizes[-1] and seed == 0)
+                       for arm, size, seed in trained]
+            for job in grid:
+                if job[0] not in TRAINED:
+                    done(*lab.job(*job))
+            for f in futures:
+                result, u, state = f.result()
+                done(lab.rebuild(result, state) if state is not None else None, result, u)
+    else:
+        for job in grid:
+            done(*lab.job(*job))
     lab.finish_export()
     gpt = None if args.no_gpt else lab.gpt_way()
     if gpt is not None:

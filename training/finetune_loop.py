@@ -5,8 +5,9 @@ The fair budget (the same rule for every arm, issue 26): a quarter of the arm's 
 examples (`val_share`, at least one of each label) is set aside as a validation slice; the arm
 trains on the rest in batches, checks its loss on the slice after every `eval_every` steps (one
 pass over its examples, at least 5 steps), and stops when that loss has not improved for `patience`
-checks in a row or at the cap (`cap_epochs` passes over its examples, between `min_cap` and
-`max_cap` steps: the cap grows with the data). The weights kept are those of its best check. The
+checks in a row (never before `min_steps`: a random start needs time before its loss moves) or
+at the cap (`cap_epochs` passes over its examples, between `min_cap` and `max_cap` steps: the cap
+grows with the data). The weights kept are those of its best check. The
 linear arms (probe, ngram: training/finetune_linear.py) pick their one setting on the same slice.
 So every arm sees the same examples, and none is cut off while it still improves.
 
@@ -35,10 +36,11 @@ class FinetuneConfig:
     weight_decay: float = 0.01
     warmup_steps: int = 10  # linear warmup, then a constant rate (the stopping rule ends training)
     val_share: float = 0.25
-    patience: int = 4
+    patience: int = 5
     min_eval_every: int = 5
+    min_steps: int = 100
     cap_epochs: int = 30
-    min_cap: int = 100
+    min_cap: int = 200
     max_cap: int = 1000
     fixed_steps: int | None = None  # --steps: exactly this many steps, no validation slice
     eval_batch: int = 64
@@ -172,7 +174,7 @@ def train_arm(model: Classifier, arm: str, data: TaskData, fit: list[int], val: 
             best_state = {k: t.detach().clone() for k, t in model.state_dict().items()}
         else:
             waited += 1
-            if waited >= cfg.patience:
+            if waited >= cfg.patience and step >= cfg.min_steps:
                 stopped = "validation stopped improving"
                 break
     if fixed:
@@ -217,7 +219,8 @@ def budget_note(cfg: FinetuneConfig) -> str:
             f"Trained arms (full, scratch): batches of {cfg.batch_size}, AdamW (weight decay {cfg.weight_decay}, "
             f"{cfg.warmup_steps} warmup steps, learning rate " + ", ".join(f"{a} {lr:g}" for a, lr in cfg.lr.items())
             + f"); the validation loss is checked after every pass over the examples (at least every "
-            f"{cfg.min_eval_every} steps); training stops when it has not improved for {cfg.patience} checks, or at "
+            f"{cfg.min_eval_every} steps); training stops when it has not improved for {cfg.patience} checks "
+            f"(never before {cfg.min_steps} steps), or at "
             f"{cfg.cap_epochs} passes ({cfg.min_cap} to {cfg.max_cap} steps), and keeps its best weights. "
             "Linear arms (probe, ngram): a logistic regression fitted to convergence, its regularisation strength "
             "chosen on the same slice. Likelihood: one threshold set on all the labelled examples.")

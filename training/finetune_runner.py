@@ -130,6 +130,12 @@ class Lab:
                   "seconds": round(time.time() - t0, 3), "cpu_seconds": round(time.process_time() - c0, 3)}
         return model, result, u
 
+    def rebuild(self, result: dict, state: dict):
+        """A worker's fine-tuned model from its weights (training/finetune_pool.py), for export."""
+        model = build_classifier(result["arm"], self.bert, len(self.data.labels), self.data.kind, result["seed"])
+        model.load_state_dict(state)
+        return model.eval()
+
     def base_model(self) -> dict:
         set_file = self.folder / "set.json"
         info = json.loads(set_file.read_text(encoding="utf-8")) if set_file.exists() else {}

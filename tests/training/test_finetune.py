@@ -75,7 +75,7 @@ def test_full_changes_the_encoder_and_leaves_the_pretrained_model_alone(pretrain
 
 @pytest.mark.slow
 def test_the_fair_budget_stops_on_its_validation_slice_and_keeps_the_best_weights(pretrained, data):
-    cfg = FinetuneConfig(batch_size=4, min_cap=30, max_cap=30, patience=2)
+    cfg = FinetuneConfig(batch_size=4, min_cap=30, max_cap=30, patience=2, min_steps=10)
     chosen = data.choose(12, 0)
     fit, val = data.split(chosen, 0, cfg.val_share)
     assert set(fit).isdisjoint(val) and sorted(fit + val) == chosen
