@@ -159,9 +159,13 @@ def electra_rows(el: dict) -> list[str]:
 def render_inspection(models: Path = MODELS) -> str:
     info = json.loads((models / "inspection.json").read_text(encoding="utf-8"))
     g, b = info["gpt"], info["bert"]
-    return (f"The rebuilt models reproduce the served files' logits to {g['rebuilt_vs_served_logits']:.1e} (GPT) / "
-            f"{b['rebuilt_vs_served_logits']:.1e} (BERT), and the inspection graphs' attention weights match "
-            f"PyTorch to {g['parity']['weights']:.1e} / {b['parity']['weights']:.1e} (`models/inspection.json`).")
+
+    def source(name: str, entry: dict) -> str:
+        if entry.get("rebuilt_vs_served_logits") is None:  # exported from the checkpoint, as packaged
+            return f"{name}'s from its checkpoint"
+        return f"{name}'s from weights read back out of {entry['file'].replace('.attn', '')} (logits within {entry['rebuilt_vs_served_logits']:.1e})"
+    return (f"The inspection graphs were exported {source('GPT', g)} and {source('BERT', b)}; their attention weights "
+            f"match PyTorch to {g['parity']['weights']:.1e} / {b['parity']['weights']:.1e} (`models/inspection.json`).")
 
 
 # ---- masking: BERTs trained with each masking scheme, each scored under each ----

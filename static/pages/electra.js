@@ -89,9 +89,13 @@ function measured(card) {
   if (!ev || ev.replaced_recall === undefined) return "";
   const t = card.training || {};
   const budget = t.seconds ? " after " + Math.round(t.seconds / 60) + " minutes of training (" + t.steps + " steps)" : "";
-  const base = "Measured on held-out plays" + budget + ": it catches " + pct(ev.replaced_recall, 0) + " of the replaced characters " +
-    "and is right at " + pct(ev.detection_accuracy, 1) + " of all characters, where always answering “original” is right at " +
-    pct(ev.always_original_accuracy, 1) + ".";
+  const start = t.init_from ? " (its reading part started from a trained BERT)" : "";
+  const flagged = ev.original_flagged !== undefined ? ", wrongly flags " + pct(ev.original_flagged, 1) + " of the untouched ones" : "";
+  const base = "Measured on held-out plays" + budget + start + ", with its own small generator filling 15 % of the characters: it catches " +
+    pct(ev.replaced_recall, 0) + " of the replaced characters" + flagged + ", and is right at " + pct(ev.detection_accuracy, 1) +
+    " of all characters, where always answering “original” is right at " + pct(ev.always_original_accuracy, 1) + "." +
+    (ev.replaced_recall > 0 ? " The strip above lets the set's BERT do the filling instead: BERT guesses better than the " +
+      "small generator, so its replacements look more like the real text and fewer of them are caught." : "");
   return ev.detection_accuracy <= ev.always_original_accuracy
     ? base + " So this small discriminator has not learned to spot replacements yet: its numbers sit near its guess of how " +
       "often a character is replaced. (The ELECTRA paper's small model trained for a million steps.)"

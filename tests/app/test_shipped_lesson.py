@@ -26,7 +26,9 @@ def test_shipped_inspection_graphs_agree_with_the_served_models(shipped):
     report = json.loads((SHIPPED / "inspection.json").read_text())
     for family in ("gpt", "bert"):
         assert report[family]["parity"]["ok"] and report[family]["parity"]["weights"] <= 1e-4
-        assert report[family]["rebuilt_vs_served_logits"] <= 1e-4
+        # exported from the checkpoint as packaged (None), or rebuilt from the served ONNX file and close to it
+        rebuilt = report[family]["rebuilt_vs_served_logits"]
+        assert rebuilt is None and "checkpoint" in report[family]["source"] or rebuilt <= 1e-4
     body = shipped.post("/api/attention", json={"text": "Friends, Romans, countrymen", "pad": 2, "layer": 3, "head": 5}).json()
     for family in ("gpt", "bert"):
         m = body[family]
