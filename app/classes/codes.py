@@ -4,8 +4,10 @@ A join code is 6 characters from an alphabet without look-alikes or sound-alikes
 2/Z, 5/S, 8/B, U/V): 23**6 = 148 million codes, shown as "KMT-4HX". Typing is forgiving:
 case, spaces and dashes are ignored.
 
-A nickname is 1-24 characters of plain text after trimming; markup characters and control
-characters are refused, not escaped away, so what the projector shows is what the student typed."""
+A nickname is 1-24 characters of plain text after trimming; markup characters, control characters
+and characters that show as nothing are refused, not escaped away, so what the projector shows is
+what the student typed; look-alike Cyrillic and Greek letters count as the Latin ones they resemble
+(no second "Eve" spelled with a Cyrillic Е)."""
 from __future__ import annotations
 
 import secrets
@@ -17,6 +19,13 @@ ALPHABET = "ACDEFGHJKMNPQRTWXY34679"
 CODE_LENGTH = 6
 NICKNAME_MAX = 24
 MARKUP = set("<>&\"'`{}\\")
+# Characters that show as nothing (fillers, a blank braille cell, joiners, variation selectors):
+# a nickname of them would be an invisible student on the projector.
+INVISIBLE = set(map(chr, [0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800, 0x034F, 0x17B4, 0x17B5, 0x180B, 0x180C,
+                          0x180D, 0x180F, *range(0xFE00, 0xFE10), 0x1D159, *range(0x1D173, 0x1D17B)]))
+# Cyrillic and Greek letters drawn like Latin ones: "Еve" (Cyrillic Е) and "Eve" are one nickname.
+LOOKALIKE = str.maketrans("аеорсухіјѕԁԛԝкмнтвАЕОРСУХІЈЅКМНТВαοιρνκτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
+                          "aeopcyxijsdqwkmhtbAEOPCYXIJSKMHTBaoipvktuxABEZHIKMNOPTYX")
 
 
 def new_code() -> str:
@@ -45,6 +54,8 @@ def clean_nickname(raw: str) -> tuple[str, str]:
         raise ApiError(f"nickname must be at most {NICKNAME_MAX} characters", "nickname")
     if any(ch in MARKUP for ch in name):
         raise ApiError("nickname must be plain text: no < > & quotes, backslashes or braces", "nickname")
-    if any(unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn") for ch in name):
+    if any(unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn") or ch in INVISIBLE for ch in name):
         raise ApiError("nickname must not hold control or invisible characters", "nickname")
-    return name, name.casefold()
+    if all(unicodedata.category(ch).startswith("M") or ch.isspace() for ch in name):
+        raise ApiError("nickname must hold a letter, digit or sign you can see", "nickname")
+    return name, name.translate(LOOKALIKE).casefold()
