@@ -61,6 +61,7 @@ def test_every_masked_position_is_filled_by_the_generator(tiny_corpus, tmp_path)
     assert set(parts) == {"loss", "mlm", "rtd"} and torch.isfinite(loss)
 
 
+@pytest.mark.slow
 def test_short_run_lowers_the_detection_loss(tiny_corpus, tmp_path):
     t = Trainer(tiny(tiny_corpus, tmp_path, steps=60, eval_interval=30))
     before = t.evaluate()
@@ -80,6 +81,7 @@ def test_detect_marks_every_filled_position(tiny_corpus, tmp_path):
     assert all(out["corrupted"][i] == out["text"][i] for i in range(len(out["text"])) if i not in (1, 5, 9))
 
 
+@pytest.mark.slow
 def test_package_writes_electra_onnx_and_card(tiny_corpus, tmp_path):
     from training.package import package
 
@@ -99,6 +101,7 @@ def test_package_writes_electra_onnx_and_card(tiny_corpus, tmp_path):
     check_graph("electra", sess, card["config"], Vocab.load(tmp_path / "set" / "vocab.json").size)
 
 
+@pytest.mark.slow
 def test_live_run_trains_and_writes_electra(tiny_corpus, tmp_path):
     """`python -m training live --families electra`: the same loop, events and set writer as GPT and BERT."""
     import subprocess
