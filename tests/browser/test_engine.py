@@ -92,6 +92,8 @@ def test_generation_moves_to_the_device_when_the_server_is_busy_or_gone(page_fac
     page.wait_for_function("() => document.querySelector('#g-count').textContent === '1'", timeout=LOAD_MS)
     assert shown_text(page, "#g-text .gen-new") == server_text[0]
     assert badge(page, 0) == "Computed on your device" and page.inner_text("#error-box") == ""
+    SHOTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(SHOTS / "fallback-generate-1280.png"), full_page=True)
     rec.console_errors = [e for e in rec.console_errors if "503" not in e and "ERR_CONNECTION_REFUSED" not in e]
     rec.assert_clean(page)
 
@@ -123,6 +125,10 @@ def test_mask_fill_moves_to_the_device_when_the_server_is_busy(page_factory, liv
     page.wait_for_function("() => document.querySelector('.where-badge').textContent.includes('your device')", timeout=LOAD_MS)
     page.wait_for_function("() => document.querySelector('#mf-status').textContent.includes('filled')", timeout=LOAD_MS)
     after = page.inner_text("#mf-results")
+    SHOTS.mkdir(exist_ok=True)
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.locator(".where-badge").scroll_into_view_if_needed()
+    page.screenshot(path=str(SHOTS / "fallback-mask-fill-390.png"))
     assert same_shown(before, after)  # the same predictions (a percentage may round the other way)
     rec.console_errors = [e for e in rec.console_errors if "503" not in e]
     rec.assert_clean(page)
