@@ -14,6 +14,7 @@ they are the app's own HTML plus three things: a marker the scripts read
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import shutil
 import sys
@@ -104,8 +105,13 @@ def write_all(out: Path, client, settings: Settings, models_dir: Path) -> dict:
         (sets / name).mkdir(parents=True, exist_ok=True)
         (sets / name / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False), encoding="utf-8")
     for part in manifest["models"].values():
-        for suffix in ("", ".gz"):
-            shutil.copyfile(models_dir / WEB_DIR / (part["file"] + suffix), sets / default / (part["file"] + suffix))
+        source, target = models_dir / WEB_DIR / part["file"], sets / default / part["file"]
+        shutil.copyfile(source, target)
+        packed = source.with_name(source.name + ".gz")
+        if packed.is_file():
+            shutil.copyfile(packed, target.with_name(target.name + ".gz"))
+        else:  # a checkout without the .gz copies
+            target.with_name(target.name + ".gz").write_bytes(gzip.compress(source.read_bytes(), compresslevel=9, mtime=0))
     engine = out / "web" / "engine"
     engine.mkdir(parents=True)
     for f in engine_files(settings.static_dir).values():
