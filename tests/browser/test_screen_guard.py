@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.stage import overflow, phone_page, programmer_words
+from tests.browser.stage import box, inside, overflow, phone_page, programmer_words
 
 pytestmark = pytest.mark.browser
 PAGES = ["/", "/mask-fill", "/generate", "/nsp", "/attention", "/compare", "/objectives", "/concepts", "/train",
@@ -61,3 +61,27 @@ def test_a_phone_reads_and_taps_every_page(browser, live_server, path):
         assert not tiny, f"{path}: touch targets under 44 px: {tiny}"
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("path", ["/mask-fill", "/generate", "/nsp", "/attention", "/finetune"])
+def test_an_applet_on_the_projector_has_no_site_chrome(page_factory, path):
+    page, rec = page_factory(1280, 720)
+    page.goto(path + "?projector=1")
+    page.wait_for_load_state("load")
+    page.wait_for_timeout(SETTLE_MS)
+    for chrome in ("nav", ".brand", ".site-footer", "#model-picker"):
+        assert page.locator(f"{chrome}:visible").count() == 0, f"{path}: {chrome} shows in projector mode"
+    assert page.is_visible("#projector-toggle")  # the way back stays, small, in a corner
+    assert not programmer_words(page)
+
+
+def test_mask_fill_on_the_projector_shows_the_predictions_beside_the_sentence(page_factory):
+    page, rec = page_factory(1280, 720)
+    page.goto("/mask-fill?projector=1")
+    page.wait_for_selector("#mf-results .bar-row")
+    first = "#mf-results > :first-child .bars"  # the first hidden character's predictions
+    chars, cards = box(page, "#mf-chars"), box(page, first)
+    assert inside(page, "#mf-chars") and inside(page, first), (chars, cards)
+    assert cards["left"] >= chars["right"], "the predictions are not beside the sentence"
+    assert overflow(page)["sideways"] <= 0
+    rec.assert_clean(page)
