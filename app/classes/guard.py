@@ -43,7 +43,8 @@ def code_guard(request: Request):
     wait = guesses.wait_s(client)
     if wait > 0:
         retry = retry_after(wait)
-        raise ApiError(f"too many join codes that match no class session came from this address; try again in "
+        raise ApiError(f"too many join codes that match no class came from this network (the Wi-Fi or mobile "
+                       f"connection you are on) in a short time; check the code on the projector and try again in "
                        f"{retry} s", "code", status=429, headers={"Retry-After": retry})
     try:
         yield
@@ -71,7 +72,8 @@ class JoinBudget:
 
     def _refuse(self, wait: float) -> None:
         retry = retry_after(wait)
-        raise ApiError(f"too many new nicknames from this address lately; try again in {retry} s", "nickname",
+        raise ApiError(f"too many new nicknames came from this network (the Wi-Fi or mobile connection you are "
+                       f"on) in a short time; try again in {retry} s, or ask your teacher", "nickname",
                        status=429, headers={"Retry-After": retry})
 
     def take(self) -> None:
