@@ -115,7 +115,7 @@ def full_export(name: str, model, path: Path, threads: int = 0) -> dict:
 
 
 def write_model_files(folder: Path, models: dict, cards: dict, vocab_json: dict, files: dict, export=full_export,
-                      stopped=lambda: False) -> bool:
+                      stopped=lambda: False, web: bool = True) -> bool:
     """Into `folder`: <family>.onnx (by `export`) and <family>.card.json for each model, vocab.json
     and any extra JSON `files`; every file written aside and renamed into place. False if
     `stopped()` turned true on the way (the caller then drops the folder)."""
@@ -130,13 +130,19 @@ def write_model_files(folder: Path, models: dict, cards: dict, vocab_json: dict,
     write_json(folder / VOCAB_FILE, vocab_json)
     for file_name, data in files.items():
         write_json(folder / file_name, data)
-    try:  # the browser's copies (training/export/web.py); a set without them is still served
+    if web:
+        add_web_copies(folder)
+    return True
+
+
+def add_web_copies(folder: Path) -> None:
+    """The browser's copies (training/export/web.py); a set without them is still served."""
+    try:
         from .web import write_web_copies
 
         write_web_copies(folder)
     except Exception as e:  # noqa: BLE001
         print(f"web copies of {folder} not written: {e}", file=sys.stderr)
-    return True
 
 
 class SetWriter(threading.Thread):
@@ -187,6 +193,8 @@ class SetWriter(threading.Thread):
                 if landed:
                     self.timings.append({"set": dest.name, "seconds": round(time.perf_counter() - t0, 2)})
                     self.on_done(dest, info, time.perf_counter() - t0)
+                    # the set is playable now; its web copies follow (their manifest is written last)
+                    add_web_copies(dest)
             except Exception as e:  # one bad set must not end the run: report it
                 self.on_error(dest, info, e)
             finally:
@@ -205,7 +213,7 @@ class SetWriter(threading.Thread):
                 models[name] = build_model(name, self.model_cfg[name])
                 models[name].load_state_dict(state)
                 models[name].eval()
-            if not write_model_files(tmp, models, cards, self.vocab_json, extra, self.export, lambda: self.stopped):
+            if not write_model_files(tmp, models, cards, self.vocab_json, extra, self.export, lambda: self.stopped, web=False):
                 return False
             with self.lock:
                 if self.stopped:
