@@ -1,6 +1,8 @@
 """ELECTRA: the generator fills every masked position, the discriminator learns original vs
 replaced, and electra.onnx agrees with PyTorch (through `package`, the one model-set writer)."""
 import io
+
+import pytest
 import json
 
 import torch
