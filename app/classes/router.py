@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Annotated, AsyncIterable
+from typing import Annotated, AsyncIterable, Literal
 
 from anyio import to_thread
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
@@ -158,13 +158,11 @@ def remove(code: CodePath, participant_id: int, request: Request, _: Instructor)
 
 @router.delete("/api/sessions/{code}/participants", responses=errs(*INSTRUCTOR, *CODE))
 def remove_silent(code: CodePath, request: Request, _: Instructor,
-                  never_answered: Annotated[bool, Query(description="Must be true: remove the nicknames that have "
-                                                                    "never answered anything.")]) -> dict:
+                  never_answered: Annotated[Literal["true"], Query(description=(
+                      "Must be true: remove the nicknames that have never answered anything (single nicknames: "
+                      ".../participants/{id})."))]) -> dict:
     """Remove, in one call, every nickname that has never answered anything (instructor): what a
     join flood leaves behind. Their places are free again. Answers {"removed": how many}."""
-    if not never_answered:
-        raise ApiError("never_answered must be true (remove single nicknames with .../participants/{id})",
-                       "never_answered")
     return {"removed": room.remove_silent(classes(request).db, code)}
 
 
