@@ -53,11 +53,11 @@ function send(activity, item, answer) {
     .then(() => getState(code)).then(render, () => {});
 }
 
-function choiceButtons(activity, choices, answered, locked, onPick) {
+function choiceButtons(activity, choices, answered, locked, onPick, truth) {
   const row = el("div", { class: "c-choices" + (activity === "concept" ? " c-choices-long" : ""), role: "group", "aria-label": "Your answer" });
   const keys = activity === "concept" ? choices.map((_, k) => String(k)) : choices;
   for (const key of keys) {
-    row.append(el("button", { type: "button", class: "btn", "aria-pressed": String(answered === key),
+    row.append(el("button", { type: "button", class: "btn" + (has(truth) && truth === key ? " is-truth" : ""), "aria-pressed": String(answered === key),
       disabled: locked || (answered !== null && answered !== undefined),
       dataset: { answer: key }, text: choiceLabel(activity, choices, key), onclick: () => onPick(key) }));
   }
@@ -130,7 +130,8 @@ function render(s) {
     } else if (cur.activity === "label") {
       labelled = drawLabelLines(item, cur, open);
     } else {
-      item.append(choiceButtons(cur.activity, cur.content.choices, cur.your_answer, !open, (key) => send(cur.activity, cur.item, key)));
+      item.append(choiceButtons(cur.activity, cur.content.choices, cur.your_answer, !open, (key) => send(cur.activity, cur.item, key),
+        s.revealed ? cur.truth : null));
     }
     if (s.revealed) {
       const truthShown = has(cur.truth) ? (cur.activity === "bert" ? "“" + cur.truth + "”" : choiceLabel(cur.activity, cur.content.choices, cur.truth)) : null;
