@@ -74,6 +74,7 @@ schema = schemathesis.pytest.from_fixture("api_schema")
 @schema.parametrize()
 @settings(max_examples=100, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
+@pytest.mark.slow
 def test_every_operation_conforms_to_the_schema(case, fuzzed_app):
     fuzzed_app.state.auth_throttle = None  # every request is the instructor's: no guess budget spent
     response = case.call_and_validate(headers=AUTH)
