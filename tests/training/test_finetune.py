@@ -335,6 +335,6 @@ def test_list_and_check_tasks_without_torch(tmp_path):
                           env=os.environ | {"PYTHONPATH": str(REPO)}, timeout=120)
     assert proc.stdout.strip().endswith("NO-TORCH"), proc.stderr
     listed = json.loads(proc.stdout[:proc.stdout.index("]\n[") + 1])
-    assert [t["name"] for t in listed] == ["spelling", "backwards", "capitals"]
+    assert [t["name"] for t in listed] == ["spelling", "backwards", "capitals", "spaces"]
     assert all({"kind", "labels", "n_train", "n_test", "description", "provenance"} <= t.keys() for t in listed)
     assert '"field": "tags"' in proc.stdout
