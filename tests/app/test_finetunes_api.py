@@ -46,7 +46,7 @@ def task_text(kind: str = "sequence", n: int = 40) -> str:
     return "\n".join(json.dumps(r) for r in rows) + "\n"
 
 
-BASE = {"arms": ["full", "probe", "scratch"], "sizes": [4, "all"], "seeds": 2, "steps": 8}
+BASE = {"arms": ["full", "probe", "scratch", "ngram", "likelihood"], "sizes": [4, "all"], "seeds": 2, "steps": 8}
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +64,7 @@ def fresh_throttle(app_client):
 
 @pytest.fixture(scope="module")
 def base(app_client) -> dict:
-    """A grid of 3 arms x 2 sizes x 2 seeds, a few steps each, from the tiny shipped-like BERT."""
+    """A grid of 5 arms x 2 sizes x 2 seeds, a few steps each, from the tiny shipped-like BERT."""
     return {**BASE, "model": app_client.get("/api/models").json()["default"]}
 
 
@@ -137,17 +137,20 @@ def test_a_fine_tune_runs_streams_and_its_classifiers_answer(app_client, base):
     # the job's numbers are the trainer's lines, folded
     results = [e for k, e in events if k == "result"]
     assert job["results"] == [{k: v for k, v in e.items() if k != "event"} for e in results]
-    assert job["done"] == job["total"] == 3 * 2 * 2 == len(results)
-    assert set(job["summary"]) == {"full", "probe", "scratch"}
+    assert job["done"] == job["total"] == 5 * 2 * 2 == len(results)
+    assert set(job["summary"]) == {"full", "probe", "scratch", "ngram", "likelihood"}
+    assert job["metric"] == "accuracy" and job["final"]["metric"] == "accuracy"
+    assert job["final"]["headline"]["text"] and set(job["final"]["cpu_seconds"]) == set(job["summary"])
+    assert job["start"]["majority"]["label"] in ("king", "sea") and job["gpt_way"]["answers"]
     for arm, sizes in job["summary"].items():
         for size, cell in sizes.items():
-            assert cell["n"] == 2 and 0 <= cell["mean"] <= 1
+            assert cell["n"] == 2 and 0 <= cell["lo"] <= cell["mean"] <= cell["hi"] <= 1
             assert job["so_far"][arm][size]["mean"] == pytest.approx(cell["mean"])
     assert job["settings"]["task_label"] == "king or sea" and job["start"]["kind"] == "sequence"
     # classifiers are model sets, served like every other model
     sets = {s["id"]: s for s in app_client.get("/api/models").json()["sets"]}
     served = [c for c in job["classifiers"] if c.get("model")]
-    assert {c["arm"] for c in served} >= {"full"}
+    assert {c["arm"] for c in served} >= {"full"} and not {c["arm"] for c in job["classifiers"]} & {"ngram", "likelihood"}
     for c in served:
         assert sets[c["model"]]["kind"] == "classifier" and sets[c["model"]]["families"] == ["classifier"]
         r = app_client.post("/api/classify", json={"model": c["model"], "text": "Line 3 speaks of the sea"})
@@ -161,7 +164,7 @@ def test_a_fine_tune_runs_streams_and_its_classifiers_answer(app_client, base):
     assert [e for e in again if e[0] != "status"] == [e for e in events if e[0] != "status"]
     assert app_client.delete(f"/api/finetunes/{job['id']}", headers=AUTH).json()["status"] == "deleted"
     assert app_client.post("/api/classify", json={"model": served[0]["model"], "text": "a"}).status_code == 404
-    print(f"fine-tune grid of 12 on the tiny models: {time.monotonic() - t0:.1f} s")
+    print(f"fine-tune grid of 20 on the tiny models: {time.monotonic() - t0:.1f} s")
 
 
 @needs_trainer
@@ -169,7 +172,7 @@ def test_a_per_character_task_answers_every_character(app_client, base):
     job, _ = run_to_end(app_client, {**base, "task_text": task_text("token"), "arms": ["full"], "sizes": ["all"],
                                      "seeds": 1})
     assert job["status"] == "finished", (job["reason"], job["error"])
-    assert job["start"]["kind"] == "token"
+    assert job["start"]["kind"] == "token" and job["metric"] == "f1" and set(job["results"][0]) >= {"f1", "score"}
     model = next(c["model"] for c in job["classifiers"] if c.get("model"))
     out = app_client.post("/api/classify", json={"model": model, "text": "the sea. a king"}).json()
     assert out["kind"] == "token" and [c["char"] for c in out["characters"]] == list("the sea. a king")
