@@ -11,6 +11,11 @@ from app.main import create_app
 TEXT = "To be, or not to be, that is the question"
 
 
+def shown(p: float) -> str:
+    """The page's pct(p, 0) (static/lib/text.js): "<1 %" below one percent, else whole percents."""
+    return "0 %" if p == 0 else "<1 %" if p < 0.01 else f"{round(p * 100)} %"
+
+
 def test_strip_shows_the_discriminator_on_the_generators_fills(app_server, browser, make_page):
     with app_server(create_app(Settings(models_dir=REPO / "models"))) as url:
         _, page, rec = make_page(browser, url)
@@ -21,14 +26,14 @@ def test_strip_shows_the_discriminator_on_the_generators_fills(app_server, brows
         r = httpx.post(url + "/api/objectives/electra", json={"text": TEXT, "positions": positions, "seed": 4}).json()
         assert r["filled"] == len(positions)  # the generator filled every masked position
         notes = page.eval_on_selector_all("#o-rtd .tok .tok-note", "ns => ns.map(n => n.textContent)")
-        assert notes == [f"{round(c['p_replaced'] * 100)} %" for c in r["chars"]]
+        assert notes == [shown(c["p_replaced"]) for c in r["chars"]]
         assert page.locator("#o-rtd .tok.is-replaced").count() == r["replaced"]
         assert f"filled all {len(positions)} masked positions" in page.text_content("#o-rtd-summary")
         page.fill("#o-rtd-own", "the kong and the crewn")
         page.wait_for_function("() => document.querySelectorAll('#o-rtd-own-strip .tok').length === 22")
         own = httpx.post(url + "/api/objectives/electra", json={"text": "the kong and the crewn"}).json()
         notes = page.eval_on_selector_all("#o-rtd-own-strip .tok .tok-note", "ns => ns.map(n => n.textContent)")
-        assert notes == [f"{round(c['p_replaced'] * 100)} %" for c in own["chars"]]
+        assert notes == [shown(c["p_replaced"]) for c in own["chars"]]
         # What the card measured is said beside the strip (the model's own figures, not typed).
         import json
 
