@@ -29,31 +29,12 @@ from pathlib import Path
 
 from app.contract.task_format import parse_task
 
-from .finetune_tasks import TASKS_DIR, TRAIN_SHARE, _passages, capitals_lines, spread
+from .finetune_tasks import CORPUS, PLAYS, TASKS_DIR, TRAIN_SHARE, _passages, capitals_lines, spoken_lines, spread
 
-CORPUS = Path(__file__).parent / "corpus" / "shakespeare"
-PLAYS = {"julius_caesar": "Julius Caesar", "tempest": "The Tempest"}
 CAPITALS_PLAYS = ("macbeth", "twelfth_night")
 PLAYS_TRAIN, PLAYS_TEST = 200, 100
 BACKWARDS_TRAIN, BACKWARDS_TEST = 150, 60
 WORD = re.compile(r"[A-Za-z]{3,}")
-
-SPEAKER = re.compile(r"^[A-Z][A-Z .,'&-]*\.$")  # "FIRST CITIZEN." on a line of its own
-
-
-def spoken_lines(text: str) -> list[str]:
-    """The play's spoken lines from its first ACT on; a speaker, direction or heading line becomes
-    an empty line so that passages never run across speeches."""
-    lines = text.splitlines()
-    start = next((i for i, l in enumerate(lines) if l.strip().startswith("ACT ")), 0)
-    out = []
-    for line in lines[start:]:
-        s = line.strip()
-        if not s or SPEAKER.match(s) or s.startswith(("[", "ACT ", "SCENE ", "Scene ")) or s.isupper():
-            out.append("")
-        else:
-            out.append(re.sub(r"\[.*?\]", "", s).strip())
-    return out
 
 
 def sentiment_rows() -> list[dict]:

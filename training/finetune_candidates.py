@@ -28,8 +28,7 @@ import re
 import sys
 from pathlib import Path
 
-from .build_tasks import CORPUS, PLAYS, spoken_lines
-from .finetune_tasks import TRAIN_SHARE, _passages, spread
+from .finetune_tasks import CORPUS, PLAYS, TRAIN_SHARE, _passages, spoken_lines, spread
 
 PER_PLAY = {"train": 150, "test": 60}
 MARKS = ",.;:!?"

@@ -30,6 +30,7 @@ training/build_tasks.py writes the .jsonl files (deterministic; see training/tas
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from app.contract.task_format import Task, TaskFormatError, parse_task
@@ -113,6 +114,28 @@ CANDIDATES = {
 CAPITALS_CHUNK = (40, 100)  # a passage: whole lines joined until at least 40 characters, at most 100
 CAPITALS_TRAIN, CAPITALS_TEST = 300, 100
 TRAIN_SHARE = 0.7
+
+
+# The shipped plays the task builders read (training/build_tasks.py, training/finetune_candidates.py).
+CORPUS = Path(__file__).parent / "corpus" / "shakespeare"
+PLAYS = {"julius_caesar": "Julius Caesar", "tempest": "The Tempest"}
+
+SPEAKER = re.compile(r"^[A-Z][A-Z .,'&-]*\.$")  # "FIRST CITIZEN." on a line of its own
+
+
+def spoken_lines(text: str) -> list[str]:
+    """The play's spoken lines from its first ACT on; a speaker, direction or heading line becomes
+    an empty line so that passages never run across speeches."""
+    lines = text.splitlines()
+    start = next((i for i, l in enumerate(lines) if l.strip().startswith("ACT ")), 0)
+    out = []
+    for line in lines[start:]:
+        s = line.strip()
+        if not s or SPEAKER.match(s) or s.startswith(("[", "ACT ", "SCENE ", "Scene ")) or s.isupper():
+            out.append("")
+        else:
+            out.append(re.sub(r"\[.*?\]", "", s).strip())
+    return out
 
 
 def _passages(lines: list[str], low: int, high: int) -> list[str]:
