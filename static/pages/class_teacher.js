@@ -111,6 +111,9 @@ function show(s) {
   $("#c-board").setAttribute("aria-pressed", String(s.leaderboard));
   $("#c-pause").setAttribute("aria-pressed", String(Boolean(s.paused)));
   $("#c-pause").firstChild.textContent = s.paused ? "Go on " : "Pause ";
+  $("#c-room-lock").setAttribute("aria-pressed", String(Boolean(s.room_locked)));
+  $("#c-room-lock").textContent = s.room_locked ? "Open room" : "Close room";
+  if (document.activeElement !== $("#c-places")) $("#c-places").value = s.max_participants;
   const cur = s.current;
   const where = cur ? (cur.activity === "label" ? (cur.lines || []).length + " lines, all open" : "item " + cur.number + " of " + cur.of) : "";
   $("#c-where").textContent = s.page_name + (where ? ": " + where : "") +
@@ -187,6 +190,16 @@ $("#c-lock").addEventListener("click", () => put({ locked: !state.locked }));
 $("#c-reveal").addEventListener("click", () => put({ revealed: !state.revealed }));
 $("#c-pause").addEventListener("click", () => put({ paused: !state.paused }));
 $("#c-board").addEventListener("click", () => put({ leaderboard: !state.leaderboard }));
+$("#c-room-lock").addEventListener("click", () => put({ room_locked: !state.room_locked }));
+$("#c-places").addEventListener("change", () => {
+  const n = Number($("#c-places").value);
+  if (Number.isInteger(n) && n >= 1 && n <= 1000) put({ max_participants: n });
+});
+$("#c-remove-silent").addEventListener("click", () => {
+  if (confirm("Remove every nickname that has not answered anything yet? Their places are freed.")) {
+    api(sessionPath(code, "/participants?never_answered=true"), { method: "DELETE", model: false }).catch(() => {});
+  }
+});
 $("#c-end").addEventListener("click", () => { if (confirm("End the session? Students can no longer answer.")) put({ ended: true }); });
 $("#c-delete").addEventListener("click", () => {
   if (confirm("Delete this session and every answer in it?")) {

@@ -187,3 +187,46 @@ def test_label_together_hands_the_pooled_labels_to_the_fine_tune_lab(browser, cl
         assert "task" not in sent[0]
     finally:
         context.close()
+
+
+def test_the_teacher_closes_the_room_sets_the_places_and_removes_the_silent(browser, class_server, make_page):
+    """The roster's room controls (issue 24's API, one click each): Close room refuses new nicknames,
+    Places sets the session's size, Remove the silent drops every nickname without an answer."""
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    r = httpx.post(f"{class_server}/api/sessions", headers=auth, json={"nsp_count": 1})
+    assert r.status_code == 201, r.text
+    code = r.json()["code"]
+    quiet, keen = httpx.Client(base_url=class_server), httpx.Client(base_url=class_server)
+    assert quiet.post(f"/api/sessions/{code}/join", json={"nickname": "Quiet"}).status_code == 200
+    assert keen.post(f"/api/sessions/{code}/join", json={"nickname": "Keen"}).status_code == 200
+    assert httpx.put(f"{class_server}/api/sessions/{code}/state", json={"page": "nsp"}, headers=auth).status_code == 200
+    item = httpx.get(f"{class_server}/api/sessions/{code}", headers=auth).json()["current"]["item"]
+    assert keen.post(f"/api/sessions/{code}/answers", json={"activity": "nsp", "item": item, "answer": "IsNext"}).status_code == 201
+
+    def roster(page):
+        return page.eval_on_selector_all("#c-people li > span", "ns => ns.map(n => n.textContent)")
+
+    context, page, rec = make_page(browser, class_server, 1280, 720)
+    try:
+        page.goto(f"/login#token={TOKEN}")
+        page.wait_for_url(re.compile(r"/train"))
+        page.goto(f"/class?code={code}")
+        page.wait_for_function("() => document.querySelectorAll('#c-people li').length === 2")
+        for sel in ("#c-room-lock", "#c-remove-silent", "#c-places"):  # on the teacher's one screen
+            box = page.locator(sel).bounding_box()
+            assert box and box["y"] + box["height"] <= 720, sel
+        page.click("#c-room-lock")
+        page.wait_for_function("() => document.querySelector('#c-room-lock').getAttribute('aria-pressed') === 'true'")
+        refused = httpx.post(f"{class_server}/api/sessions/{code}/join", json={"nickname": "Late"})
+        assert refused.status_code == 409 and "closed" in refused.text
+        page.fill("#c-places", "25")
+        page.press("#c-places", "Tab")
+        page.once("dialog", lambda d: d.accept())
+        page.click("#c-remove-silent")
+        page.wait_for_function("() => document.querySelectorAll('#c-people li').length === 1")
+        assert roster(page) == ["✓ Keen"]
+        assert httpx.get(f"{class_server}/api/sessions/{code}", headers=auth).json()["joined"] == 1
+        page.wait_for_function("() => document.querySelector('#c-places').value === '25'")
+        rec.assert_clean(page)
+    finally:
+        context.close()
