@@ -286,8 +286,8 @@ def watch_key(db: Database, code: str) -> tuple[int, int, int] | None:
 def live(db: Database) -> list[dict]:
     """Sessions not yet expired, newest first, with how many joined."""
     with db.reading() as s:
-        joined = (select(func.count()).select_from(Participant)
-                  .where(Participant.session_id == ClassSession.id).scalar_subquery())
+        joined = (select(func.count()).select_from(Participant)  # removed nicknames have left (their places are free)
+                  .where(Participant.session_id == ClassSession.id, Participant.removed.is_(False)).scalar_subquery())
         rows = s.execute(select(ClassSession, joined).where(ClassSession.expires_at > utcnow())
                          .order_by(ClassSession.id.desc()).limit(50))
         return [{"code": r.code, "display_code": display_code(r.code), "created_at": aware(r.created_at).isoformat(),

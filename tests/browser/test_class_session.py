@@ -226,6 +226,8 @@ def test_the_teacher_closes_the_room_sets_the_places_and_removes_the_silent(brow
         page.wait_for_function("() => document.querySelectorAll('#c-people li').length === 1")
         assert roster(page) == ["✓ Keen"]
         assert httpx.get(f"{class_server}/api/sessions/{code}", headers=auth).json()["joined"] == 1
+        listed = {s["code"]: s for s in httpx.get(f"{class_server}/api/sessions", headers=auth).json()["sessions"]}
+        assert listed[code]["joined"] == 1  # the teacher's list of sessions counts those still in
         page.wait_for_function("() => document.querySelector('#c-places').value === '25'")
         rec.assert_clean(page)
     finally:
