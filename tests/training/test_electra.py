@@ -1,10 +1,9 @@
 """ELECTRA: the generator fills every masked position, the discriminator learns original vs
 replaced, and electra.onnx agrees with PyTorch (through `package`, the one model-set writer)."""
 import io
-
-import pytest
 import json
 
+import pytest
 import torch
 
 from training.electra import ELECTRA, ReplacedTokenDetection, detect, generator_config, roc_auc
