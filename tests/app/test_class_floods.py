@@ -149,6 +149,23 @@ def test_join_code_guesses_are_limited_per_address(app, teacher):
     assert browser(app).get(f"/api/sessions/{code}").status_code == 200
 
 
+def test_rejoin_code_guesses_share_the_address_budget(app, teacher):
+    """A nickname's rejoin code (6 characters) cannot be guessed faster than a join code: every
+    wrong one from an address is one of its guesses."""
+    code = start(teacher)
+    owner, status = join(app, code, "Ana")
+    assert status == 200
+    right = owner.get(f"/api/sessions/{code}").json()["me"]["rejoin_code"]
+    guesser = browser(app, "127.0.0.3")
+    wrong = (c for c in ("".join(p) for p in itertools.product(ALPHABET, repeat=6)) if c != right)
+    statuses = [guesser.post(f"/api/sessions/{code}/join", json={"nickname": "Ana", "rejoin": next(wrong)}).status_code
+                for _ in range(24)]
+    assert statuses == [404] * 20 + [429] * 4, statuses
+    # spent: even the right rejoin code is refused to that address; the owner's own browser still gets in
+    assert guesser.post(f"/api/sessions/{code}/join", json={"nickname": "Ana", "rejoin": right}).status_code == 429
+    assert owner.get(f"/api/sessions/{code}").status_code == 200
+
+
 def test_wrong_tokens_are_budgeted_per_address_and_the_teacher_always_gets_in(app):
     guesser = browser(app, "127.0.0.2")
     statuses = [guesser.get("/api/sessions", headers={"Authorization": f"Bearer guess-{i}"}).status_code
