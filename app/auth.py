@@ -57,7 +57,8 @@ TOKEN_FILE = "instructor_token"
 def kept_token(folder: Path, renew: bool = False) -> tuple[str, bool]:
     """(the instructor token kept in the data folder, whether it was made now). The file is the
     owner's only (0600, tightened if found looser), so a restart keeps the token and every login
-    made with it; a new token only when there is none or `renew` asks (which logs every browser out).
+    made with it; a new token only when there is none, the file is not UTF-8 text (not one this code
+    wrote), or `renew` asks (which logs every browser out).
     A folder that cannot hold it: a fresh token for this start only."""
     path = Path(folder) / TOKEN_FILE
     if not renew:
@@ -67,7 +68,7 @@ def kept_token(folder: Path, renew: bool = False) -> tuple[str, bool]:
                 if path.stat().st_mode & 0o077:
                     path.chmod(0o600)
                 return token, False
-        except OSError:
+        except (OSError, UnicodeDecodeError):  # unreadable, or not UTF-8 (not a token this code wrote): a new one
             pass
     token = new_token()
     try:
@@ -82,8 +83,17 @@ def kept_token(folder: Path, renew: bool = False) -> tuple[str, bool]:
     return token, True
 
 
+def valid_text(value: str) -> bool:
+    """Can `value` be written as UTF-8? (JSON may carry a lone surrogate, "\\ud800", which cannot.)"""
+    try:
+        value.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
 def same(a: str, b: str) -> bool:
-    return hmac.compare_digest(a.encode(), b.encode())
+    return hmac.compare_digest(a.encode("utf-8", "surrogatepass"), b.encode("utf-8", "surrogatepass"))
 
 
 class Sessions:

@@ -38,6 +38,9 @@ async def login(request: Request):
     given = given.strip()
     if not given:
         raise ApiError("token is required", "token", status=401)
+    if not auth.valid_text(given):  # a lone surrogate (JSON's "\ud800"): no token has one; counted as a guess
+        auth.check_guess(request, lambda: False, 400, "token must be text: it holds a lone surrogate "
+                         "(\\ud800-\\udfff), which no token has")
     auth.check_guess(request, lambda: bool(token) and auth.same(given, token), 403, "the instructor token is wrong")
     response = RedirectResponse("/train", status_code=303)
     response.set_cookie(auth.COOKIE, auth.sessions(request).new(), httponly=True, samesite="strict",

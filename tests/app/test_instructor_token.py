@@ -54,3 +54,39 @@ def test_a_loose_file_is_tightened_and_a_folder_that_cannot_hold_it_still_serves
     blocked.write_text("not a folder")
     fresh, made = kept_token(blocked)  # the data folder is a file: this start gets a token of its own
     assert made and len(fresh) >= 16
+
+
+def test_a_token_file_that_is_not_utf8_is_replaced_with_a_new_token(monkeypatch, capsys, tmp_path):
+    path = tmp_path / TOKEN_FILE
+    path.write_bytes(b"\xff\xfe not a token \x80\x81")  # e.g. a file copied over it by mistake
+    token, said = start(monkeypatch, capsys, "--data-dir", str(tmp_path))
+    assert len(token) >= 16 and path.read_text(encoding="utf-8").strip() == token
+    assert "a new one" in said and "Traceback" not in said
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_a_lone_surrogate_in_the_login_json_is_a_400_counted_as_a_guess(tmp_path, caplog):
+    import logging
+
+    from fastapi.testclient import TestClient
+
+    from app.auth import GUESS_BURST
+    from app.config import Settings
+    from app.main import create_app
+    from tests.conftest import SHIPPED_MODELS
+
+    application = create_app(Settings(models_dir=SHIPPED_MODELS, data_dir=tmp_path, instructor_token="the-token-1234"))
+    with TestClient(application, client=("127.0.0.9", 5000)) as c:
+        caplog.clear()
+        with caplog.at_level(logging.INFO):
+            r = c.post("/login", content=b'{"token":"\\ud800"}', headers={"Content-Type": "application/json"})
+        assert r.status_code == 400 and r.json()["parameter"] == "token", r.text
+        assert "surrogate" in r.json()["detail"]
+        assert not [rec for rec in caplog.records if rec.exc_info] and "Traceback" not in caplog.text
+        assert len([rec for rec in caplog.records if rec.levelno >= logging.WARNING]) <= 1
+        statuses = [c.post("/login", content=b'{"token":"x\\udfffy"}', headers={"Content-Type": "application/json"}
+                           ).status_code for _ in range(GUESS_BURST + 2)]
+        assert statuses[:GUESS_BURST - 1] == [400] * (GUESS_BURST - 1) and statuses[-1] == 429
+        # the right token from another address still works
+        other = TestClient(application, client=("127.0.0.10", 5000), follow_redirects=False)
+        assert other.post("/login", json={"token": "the-token-1234"}).status_code == 303
