@@ -31,10 +31,12 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--clock", choices=["wall", "cpu"], default=None,
                    help="what --minutes counts: wall-clock time, or this process's CPU time (a shared machine does not shrink it)")
     p.add_argument("--preset", default=None, help="budget preset (%s): size and schedule for a wall-clock budget; "
-                   "--minutes alone picks the nearest; flags you give win" % ", ".join(preset_names()))
+                   "--minutes alone picks the nearest; long: the shipped size to its ceiling by steps (~10 minutes "
+                   "on a GPU, about a day on a CPU core); flags you give win" % ", ".join(preset_names()))
     p.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
                    help="bf16 = mixed precision matmuls (faster on CPUs with AVX512-BF16 or AMX)")
     p.add_argument("--compile", action="store_true", help="torch.compile the model (needs a C++ compiler; pays off on long runs)")
+    add_device_arg(p)
     p.add_argument("--masking", choices=list(SCHEMES), default=None,
                    help="BERT and ELECTRA: which characters are hidden: each on its own (char), spans, or whole words")
     p.add_argument("--no-nsp", action="store_true", help="BERT: MLM only (as RoBERTa)")
@@ -43,7 +45,14 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--resume", default=None, help="checkpoint to continue from (its settings win, but --steps/--minutes extend)")
 
 
+def add_device_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default=None,
+                   help="where to train: auto (default) = a CUDA GPU when PyTorch sees one, else the CPU; "
+                        "on CUDA the matmuls run in bf16")
+
+
 def cmd_train(args) -> None:
+    from .device import DeviceError
     from .presets import with_preset
     from .train import TrainConfig, Trainer
 
@@ -51,11 +60,14 @@ def cmd_train(args) -> None:
     values = {k: v for k, v in vars(args).items() if k in names and v is not None}
     values["out"] = args.out or f"runs/{args.family}"
     values["nsp"] = not args.no_nsp
-    if args.resume:
-        extend = {k: values[k] for k in ("steps", "minutes") if k in values}
-        trainer = Trainer.resume(args.resume, **extend)
-    else:
-        trainer = Trainer(TrainConfig(**with_preset(values, args.preset)))
+    try:
+        if args.resume:  # the checkpoint's device unless --device moves it
+            extend = {k: values[k] for k in ("steps", "minutes", "device") if k in values}
+            trainer = Trainer.resume(args.resume, **extend)
+        else:
+            trainer = Trainer(TrainConfig(**with_preset(values, args.preset)))
+    except DeviceError as e:
+        raise SystemExit(f"python -m training train: {e}") from None
     trainer.fit()
 
 

@@ -1,4 +1,4 @@
-"""Pretrain any family of the table (training/families.py) on a corpus, on the CPU.
+"""Pretrain any family of the table (training/families.py) on a corpus, on the CPU or a GPU (--device).
 
 `Trainer` holds one model's training state: the model and objective its family names, the
 optimizer, the batch source, the schedule and the checkpoint. One step is family-blind: the
@@ -24,6 +24,9 @@ import torch
 from tqdm import tqdm
 
 from .data import encode_documents, load_corpus
+from .device import autocast_args, to_device
+from .device import describe as describe_device
+from .device import resolve as resolve_device
 from .families import family
 from .model import TransformerConfig, count_parameters
 from .optim import lr_multiplier, make_optimizer
@@ -63,6 +66,7 @@ class TrainConfig:
     threads: int = 0  # 0 = torch default
     precision: str = "fp32"  # "bf16": mixed precision (bf16 matmuls, fp32 weights), faster on CPUs with AVX512-BF16/AMX
     compile: bool = False  # torch.compile the loss computation (fuses LayerNorm/GELU/casts; ~10-20 s to compile)
+    device: str = "auto"  # "auto" (CUDA when there is one), "cpu" or "cuda"; resolved, so a checkpoint says which ran
     init_from: str = ""  # a checkpoint whose weights start this model (the model's `init_from` says which)
     extra: dict = field(default_factory=dict)
 
@@ -74,8 +78,11 @@ class Trainer:
             given = getattr(cfg, key)
             if given == "" or (not isinstance(given, str) and (given < 0 or (key == "lr" and given == 0))):
                 setattr(cfg, key, value)
+        cfg.device = resolve_device(cfg.device)  # "auto" becomes what ran: the checkpoint and card say it
+        if cfg.device != "cpu":  # the card's "machine": the GPU's name, recorded where it ran
+            cfg.extra = {**cfg.extra, "device_name": describe_device(cfg.device)}
         self.cfg = cfg
-        torch.manual_seed(cfg.seed)
+        torch.manual_seed(cfg.seed)  # seeds CUDA too: dropout on a GPU draws from its own stream
         if cfg.threads:
             torch.set_num_threads(cfg.threads)
         self.splits = load_corpus(cfg.corpus)
@@ -83,7 +90,7 @@ class Trainer:
             raise ValueError(f"{cfg.corpus}: too little text to train on and hold some out (it must cut into at "
                              "least 3 documents at line breaks); give a longer text or a folder of files")
         train_text = "".join(d.text for d in self.splits["train"])
-        state = torch.load(cfg.init_from, weights_only=False) if cfg.init_from else None
+        state = torch.load(cfg.init_from, weights_only=False, map_location="cpu") if cfg.init_from else None
         if state is not None and tokenizer is None:  # the starting weights' characters, in their order
             tokenizer = CharTokenizer.from_json(state["vocab"])
         self.tok = tokenizer or CharTokenizer.from_text(train_text)
@@ -96,6 +103,7 @@ class Trainer:
             if not hasattr(self.model, "init_from"):
                 raise ValueError(f"--init-from: a {cfg.family} model cannot start from another checkpoint")
             self.model.init_from(state["model"], state["model_config"])
+        self.model.to(cfg.device)  # before the optimizer: its state lives where the weights are
         self.optimizer = make_optimizer(self.model, cfg.optimizer, cfg.lr, cfg.weight_decay, cfg.muon_lr_scale)
         self.objective = self.family.make_objective(cfg, self.tok)
         loss_fn = self.objective_loss
@@ -116,8 +124,9 @@ class Trainer:
 
     def batch_loss(self, source, gen):
         """Sample a batch and return (loss, {part: float})."""
-        batch = self.objective.batch(source, self.cfg.batch_size, gen)
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.cfg.precision == "bf16"):
+        # Drawn on the CPU (the same random stream on every device), then moved where the model is.
+        batch = to_device(self.objective.batch(source, self.cfg.batch_size, gen), self.cfg.device)
+        with torch.autocast(**autocast_args(self.cfg.device, self.cfg.precision)):
             loss, parts = self.loss_fn(batch)
         return loss, {k: v.item() for k, v in parts.items()}
 
@@ -172,7 +181,8 @@ class Trainer:
         given, is called every 10 steps (kind "step") and at every validation (kind "eval")."""
         out = Path(self.cfg.out)
         out.mkdir(parents=True, exist_ok=True)
-        print(f"{self.cfg.family}: {count_parameters(self.model):,} parameters, vocab {self.tok.vocab_size}", file=log)
+        print(f"{self.cfg.family}: {count_parameters(self.model):,} parameters, vocab {self.tok.vocab_size}, "
+              f"on {describe_device(self.cfg.device)}", file=log)
         report = Report(self, log, on_event)
         try:
             train_loop({self.cfg.family: self}, [report])
@@ -192,6 +202,7 @@ class Trainer:
                 "vocab": self.tok.to_json(), "model": self.model.state_dict(),
                 "optimizer": self.optimizer.state_dict(), "step": self.step, "elapsed": self.elapsed,
                 "history": self.history, "torch_rng": torch.get_rng_state(),
+                "cuda_rng": torch.cuda.get_rng_state() if self.cfg.device == "cuda" else None,
                 "data_gen": self.data_gen.get_state(), "train_data": self.train_data.get_state(),
             }
             tmp = path.with_suffix(".tmp")
@@ -202,13 +213,16 @@ class Trainer:
 
     @classmethod
     def resume(cls, path: str | Path, **overrides) -> "Trainer":
-        state = torch.load(path, weights_only=False)
+        """Continue a checkpoint; `device` among the overrides moves it (default: where it ran)."""
+        state = torch.load(path, weights_only=False, map_location="cpu")
         cfg = TrainConfig(**{**state["train_config"], **overrides})
         trainer = cls(cfg, CharTokenizer.from_json(state["vocab"]))
         trainer.model.load_state_dict(state["model"])
         trainer.optimizer.load_state_dict(state["optimizer"])
         trainer.step, trainer.elapsed, trainer.history = state["step"], state["elapsed"], state["history"]
         torch.set_rng_state(state["torch_rng"])
+        if state.get("cuda_rng") is not None and trainer.cfg.device == "cuda":
+            torch.cuda.set_rng_state(state["cuda_rng"])
         trainer.data_gen.set_state(state["data_gen"])
         trainer.train_data.set_state(state["train_data"])
         return trainer
@@ -298,7 +312,7 @@ class Report(Callback):
 
 def load_checkpoint(path: str | Path):
     """(family, model in eval mode, tokenizer, checkpoint dict) from a checkpoint file."""
-    state = torch.load(path, weights_only=False)
+    state = torch.load(path, weights_only=False, map_location="cpu")  # a GPU checkpoint opens on any machine
     name = state["train_config"]["family"]
     model = family(name).build(TransformerConfig(**state["model_config"]))
     model.load_state_dict(state["model"])

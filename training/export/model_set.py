@@ -95,7 +95,8 @@ def card(tc: dict, model_cfg: dict, model, step: int, elapsed: float, curves: li
             "masking": tc.get("masking", "char") if fam.name != "gpt" else None, "clock": tc.get("clock", "wall"),
             "threads": tc["threads"], "precision": tc.get("precision", "fp32"), "compile": tc.get("compile", False),
             "optimizer": tc.get("optimizer"), "schedule": tc.get("schedule"), "dropout": tc.get("dropout"),
-            "machine": f"{platform.machine()} CPU", **(training or {})},
+            "device": tc.get("device") or "cpu",  # checkpoints from before --device trained on the CPU
+            "machine": (tc.get("extra") or {}).get("device_name") or f"{platform.machine()} CPU", **(training or {})},
         "evaluation": evaluation, "curves": curves,
     }
     if tc.get("init_from"):  # where its weights started (a path on the machine that trained it: only the file name)

@@ -36,8 +36,8 @@ from pathlib import Path
 
 from app.contract import PROGRESS_FILE, clean_partial
 
+from ..device import DeviceError
 from ..families import FAMILIES
-
 from .corpus import CorpusError, prepare_corpus
 from .settings import DEFAULT_CORPUS, Stop
 from ..run_lock import hold as hold_run_lock
@@ -80,6 +80,8 @@ def add_live_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--minutes", type=float, default=None, help="wall-clock training budget (default: the preset's)")
     p.add_argument("--preset", default=None, help="model size and schedule by name (default: nearest to --minutes)")
     p.add_argument("--threads", type=int, default=0, help="torch threads (default: cores - 1, at least 1)")
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
+                   help="auto (default): a CUDA GPU when PyTorch sees one, else the CPU")
     p.add_argument("--seed", type=int, default=1337)
     p.add_argument("--overrides", default=None, help='JSON of TrainConfig fields over the preset, e.g. {"steps": 200}')
     p.add_argument("--export-cache", default=None, help="folder to keep traced ONNX graphs in, reused by later runs of the same shape")
@@ -155,7 +157,7 @@ def main(argv=None) -> int:
         args.corpus_used = corpus_path
         args.threads = args.threads or max(1, (os.cpu_count() or 2) - 1)
         events.emit("start", pid=os.getpid(), families=families, minutes=args.minutes, preset=args.preset,
-                    seed=args.seed, threads=args.threads, overrides=json.loads(args.overrides or "{}"), corpus=desc)
+                    seed=args.seed, threads=args.threads, device=args.device, overrides=json.loads(args.overrides or "{}"), corpus=desc)
         from .run import LiveRun  # imports torch
 
         run = LiveRun(args, families, corpus_path, desc, run_dir, events, stop, state)
@@ -171,6 +173,9 @@ def main(argv=None) -> int:
         return 0
     except CorpusError as e:
         events.emit("error", message=str(e), parameter="corpus")
+        return 2
+    except DeviceError as e:
+        events.emit("error", message=str(e), parameter="device")
         return 2
     except Exception as e:
         if state["writer"] is not None:

@@ -17,6 +17,7 @@ import torch
 from app.contract import CHECKPOINTS_DIR, EXAMPLES_FILE, FINAL_DIR, SNAPSHOTS_DIR, make_examples
 
 from ..data import load_corpus
+from ..device import on_cpu
 from ..export.model_set import SetWriter, card
 from ..families import family
 from ..model import count_parameters
@@ -72,6 +73,7 @@ class LiveRun(Callback):
         self.writer.start()
         self.final_landed = None
         events.emit("models", corpus=self.corpus, commands=self.commands, budget_s=self.budget_s,
+                    device=next(iter(self.trainers.values())).cfg.device,  # what "auto" in `start` became
                     models={f: {"parameters": count_parameters(t.model), "config": t.model_cfg.to_dict(),
                                 "train": {k: getattr(t.cfg, k) for k in ("batch_size", "lr", "warmup", "steps", "minutes", "eval_batches")}}
                             for f, t in self.trainers.items()},
@@ -155,14 +157,14 @@ class LiveRun(Callback):
         for fam, tr in self.trainers.items():
             val = tr.evaluate()
             if fam in self.measures:
-                val.update(self.measures[fam](tr.model))
+                val.update(self.measures[fam](on_cpu(tr.model)))
             point = {"step": tr.step, "tokens": tr.step * tr.cfg.batch_size * tr.cfg.context, "elapsed_s": round(now, 2),
                      **{f"val_{k}": v for k, v in val.items()}}
             self.curves[fam].append(point)
             self.events.emit("eval", family=fam, **point)
 
     def samples(self) -> dict:
-        return {f: family(f).live_view()(t.model, self.tok, self.prompt, self.probe, self.positions)
+        return {f: family(f).live_view()(on_cpu(t.model), self.tok, self.prompt, self.probe, self.positions)
                 for f, t in self.trainers.items()}
 
     # --- model sets ----------------------------------------------------------------------------
@@ -189,7 +191,7 @@ class LiveRun(Callback):
 
     def submit(self, dest: Path, fraction: float, evaluation: dict, extra: dict, final: bool = False,
                quiz: dict | None = None) -> None:
-        states = {f: {k: v.detach().clone() for k, v in t.model.state_dict().items()} for f, t in self.trainers.items()}
+        states = {f: {k: v.detach().to("cpu", copy=True) for k, v in t.model.state_dict().items()} for f, t in self.trainers.items()}
         cards = {f: self.card(f, evaluation.get(f, {})) for f in self.trainers}
         info = {"name": dest.name, "path": str(dest.relative_to(self.run_dir)), "step": self.total_steps(),
                 "steps": self.steps(), "fraction": round(min(fraction, 1.0), 4), "final": final,
@@ -231,7 +233,7 @@ class LiveRun(Callback):
         for fam, tr in self.trainers.items():
             tr.model.eval()
             size = {k: v * HELD_OUT_SHARE for k, v in family(fam).eval_size.items()}  # seconds, not minutes
-            held = family(fam).evaluator()(tr.model, self.tok, self.test_docs, **{k: int(v) for k, v in size.items()})
+            held = family(fam).evaluator()(on_cpu(tr.model), self.tok, self.test_docs, **{k: int(v) for k, v in size.items()})
             evaluation[fam] = {"validation_loss": self.curves[fam][-1]["val_loss"],
                                "test": {"held_out": "test split of the run's corpus",
                                         "documents": [d.name for d in self.test_docs], **held}}

@@ -39,7 +39,7 @@ def family_configs(args, families, corpus_path: Path, corpus_chars: int, run_dir
             values["minutes"] = float(args.minutes)
         values.update(overrides)
         values.update(family=family, corpus=str(corpus_path), out=str(run_dir / CHECKPOINTS_DIR),
-                      seed=args.seed, threads=args.threads)
+                      seed=args.seed, threads=args.threads, device=getattr(args, "device", "auto"))
         configs[family] = TrainConfig(**{k: v for k, v in values.items() if k in names})
     return configs
 
