@@ -104,3 +104,15 @@ def test_a_corpus_of_one_line_is_a_clear_error(tmp_path):
     one.write_text("a short text without line breaks. " * 70)  # 2,380 characters: above the minimum, one line
     with pytest.raises(ValueError, match="too little text"):
         Trainer(TrainConfig(**{**preset_config("1min", "gpt", 2380), "corpus": str(one), "out": str(tmp_path / "r")}))
+
+
+def test_the_long_run_is_step_bounded_with_dropout_and_stays_off_the_train_page():
+    from training.presets import preset_config, preset_names, with_preset
+
+    assert "long" in preset_names(long=True) and "long" not in preset_names()  # the Train page lists budgets only
+    gpt = with_preset({"family": "gpt"}, "long")
+    bert = preset_config("long", "bert")
+    assert gpt["minutes"] == 0 and gpt["steps"] >= 5000  # the same run on any machine, ended by steps
+    assert gpt["dropout"] > 0 and gpt["context"] == 256 and gpt["batch_size"] == 128
+    assert bert["optimizer"] == "muon" and bert["context"] == 128 and bert["dropout"] == 0.1
+    assert with_preset({"family": "gpt", "dropout": 0.0}, "long")["dropout"] == 0.0  # a flag given wins
