@@ -8,6 +8,7 @@
 import { api } from "../lib/api.js";
 import { drawItem, drawLabels, drawPooled, follow, sessionPath } from "../lib/classroom.js";
 import { $, clear, el, typingTarget } from "../lib/dom.js";
+import { fitScreen } from "../lib/fit.js";
 import { qrImage } from "../lib/qr.js";
 import { isProjector, setParams } from "../lib/state.js";
 
@@ -125,8 +126,8 @@ function show(s) {
   const people = clear($("#c-people"));
   for (const p of s.participants) {
     people.append(el("li", { class: p.answered ? "answered" : "" }, [
-      el("span", { text: (p.answered ? "✓ " : "") + p.nickname }),
-      el("button", { type: "button", class: "c-remove", text: "remove", title: "remove " + p.nickname, "aria-label": "remove " + p.nickname,
+      el("span", { class: "c-nick", title: p.nickname, text: (p.answered ? "✓ " : "") + p.nickname }),
+      el("button", { type: "button", class: "c-remove", text: "✕", title: "remove " + p.nickname, "aria-label": "remove " + p.nickname,
         onclick: () => { if (confirm("Remove " + p.nickname + " from the class? Their answers leave the results.")) {
           api(sessionPath(code, "/participants/" + p.id), { method: "DELETE", model: false }).catch(() => {});
         } } }),
@@ -215,4 +216,5 @@ document.addEventListener("keydown", (e) => {
   if (act && state) { e.preventDefault(); act(); }
 });
 drawMaskPicker();
+if (isProjector()) fitScreen($("#c-live")); // every screen of the lesson fits the projector, however long its item
 start();
