@@ -2,16 +2,18 @@
 fairly against the baselines.
 
     python -m training finetune --model models --task spelling \
-        --arms full,probe,scratch,ngram,likelihood --sizes 8,32,128,all --seeds 5 [--out DIR | --no-export]
+        --arms readout,full,probe,scratch,ngram --sizes 8,32,128,all --seeds 5 [--out DIR | --no-export]
     python -m training finetune --snapshots models/runs/example-shakespeare-3min --task backwards --sizes all --out DIR
     python -m training finetune --list-tasks          # JSON of the shipped tasks (no torch imported)
     python -m training finetune --check-task FILE     # JSON list of the file's problems ([] = fine)
 
 --task is a shipped task's name (training/finetune_tasks.py) or a .jsonl file (app/contract/task_format.py);
 `--task capitals --corpus PATH` builds the capitals task from any text. The arms
-(training/finetune_runner.py) all get the same labelled examples and the same budget rule
-(training/finetune_loop.py: a validation slice of their own examples decides when to stop);
---steps N trains the trained arms exactly N steps instead. Output, one JSON object per line:
+(training/finetune_runner.py) all get the same labelled examples and the same rule
+(training/finetune_loop.py: a validation slice of their own examples chooses every setting: C, the
+learning rate, the step, the threshold); --steps N trains the trained arms exactly N steps instead.
+`readout` comes first: what the pretrained model knows before any label (its zero-label rule is
+size 0 in the results, when the task declares one). Output, one JSON object per line:
 
     {"event": "start", "task", "kind": "sequence"|"token", "metric": "accuracy"|"f1", "labels", "arms",
      "sizes", "seeds", "n_train", "n_test", "jobs", "how", "skipped": [{"size"|"arm", "why"}], "notes",
@@ -38,10 +40,11 @@ from pathlib import Path
 
 from .finetune_tasks import TaskFormatError, list_tasks, load_task
 
-ARMS = ("full", "probe", "scratch", "ngram", "likelihood")
+ARMS = ("readout", "full", "probe", "scratch", "ngram")
+ALIASES = {"likelihood": "readout"}  # the whole-input readout's old name
 EXPORTED = ("full", "probe", "scratch")
 TRAINED = ("full", "scratch")
-RUN_ORDER = ("ngram", "likelihood", "probe", "full", "scratch")  # cheapest first: the first point comes fast
+RUN_ORDER = ("readout", "ngram", "probe", "full", "scratch")  # cheapest first: the first point comes fast
 DEFAULT_ARMS = ",".join(ARMS)
 DEFAULT_SIZES = "8,32,128,all"
 DEFAULT_SEEDS = 5
@@ -53,7 +56,7 @@ def emit(event: dict) -> None:
 
 
 def add_finetune_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", default="models", help="model set folder with bert.onnx (and gpt.onnx for likelihood and GPT's way)")
+    p.add_argument("--model", default="models", help="model set folder with bert.onnx (and gpt.onnx for the whole-input readout and GPT's way)")
     p.add_argument("--task", default=None, help="shipped task name (see --list-tasks) or a .jsonl task file")
     p.add_argument("--corpus", default=None, help="with --task capitals: build the task from this text file or folder")
     p.add_argument("--arms", default=DEFAULT_ARMS, help=f"comma-separated among {', '.join(ARMS)}")
@@ -88,7 +91,7 @@ def parse_sizes(text: str) -> list:
 
 
 def parse_arms(text: str) -> list[str]:
-    arms = [a.strip() for a in text.split(",") if a.strip()]
+    arms = [ALIASES.get(a.strip(), a.strip()) for a in text.split(",") if a.strip()]
     bad = [a for a in arms if a not in ARMS]
     if bad or not arms or len(set(arms)) != len(arms):
         raise ValueError(f"--arms: give distinct arms among {', '.join(ARMS)} (got {text!r})")
@@ -154,7 +157,8 @@ def run(args) -> dict:
         lab.prepare_export(Path(args.out))
     emit({"event": "start", "task": task.name, "kind": task.kind, "metric": lab.metric, "labels": task.labels,
           "arms": arms, "sizes": sizes, "seeds": args.seeds, "n_train": len(task.train), "n_test": len(task.test),
-          "jobs": len(arms) * len(sizes) * args.seeds, "how": lab.how(), "skipped": skipped, "notes": notes(task),
+          "jobs": len(arms) * len(sizes) * args.seeds + ("readout" in arms and lab.zero_label()), "how": lab.how(),
+          "readout": lab.readout_how() if "readout" in arms else None, "skipped": skipped, "notes": notes(task),
           "majority": lab.majority()})
     outcomes, cpu = [], {a: 0.0 for a in arms}
 
@@ -162,10 +166,13 @@ def run(args) -> dict:
         outcomes.append((result, u))
         cpu[result["arm"]] += result["cpu_seconds"]
         emit(result)
-        if export and model is not None and result["arm"] in EXPORTED and result["size"] == sizes[-1] and result["seed"] == 0:
+        if (export and model is not None and result["arm"] in EXPORTED and result["size"] == sizes[-1]
+                and result["seed"] == 0 and "smaller" not in result.get("model", "")):
             emit(lab.export(model, result, Path(args.out)))
 
     grid = [(arm, size, seed) for size in sizes for seed in range(args.seeds) for arm in RUN_ORDER if arm in arms]
+    if "readout" in arms and lab.zero_label():
+        grid.insert(0, ("readout", 0, 0))
     trained = [j for j in grid if j[0] in TRAINED] if args.workers > 1 else []
     if trained:
         from . import finetune_pool
@@ -189,7 +196,7 @@ def run(args) -> dict:
     for arm, extra in lab.setup_cpu.items():
         if arm in cpu:
             cpu[arm] += extra
-    return {"event": "summary", "task": task.name, **summarize(outcomes, arms, sizes, lab.metric),
+    return {"event": "summary", "task": task.name, **summarize(outcomes, arms, sizes, lab.metric, lab.majority()),
             "cpu_seconds": {a: round(c, 2) for a, c in cpu.items()}, "majority": lab.majority(), "skipped": skipped,
             "gpt_way": gpt}
 

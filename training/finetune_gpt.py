@@ -121,3 +121,15 @@ def gpt_way(folder: Path, task: Task, threads: int = 1) -> dict:
                    "same_answer": tp + fp == 0 or tp + fp == total,
                    "method": "at each letter, p(capital) vs p(small letter) as the next character after the text so far",
                    "seconds": round(time.time() - t0, 2)}
+
+
+def text_scores(scorer: GPTScorer, texts: list[str]) -> np.ndarray:
+    """Mean log-probability per character of each text (a "\\n" first; cut to the GPT's context):
+    how English-like the GPT finds it (the readout arm's whole-input reading, finetune_readout.py)."""
+    out = np.zeros(len(texts))
+    for i, text in enumerate(texts):
+        text = text[: scorer.context - 1]
+        lp = scorer.log_probs("\n" + text)
+        ids = [scorer.stoi.get(c, 1) for c in text]
+        out[i] = float(np.mean([lp[k, t] for k, t in enumerate(ids)])) if ids else 0.0
+    return out

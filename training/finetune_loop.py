@@ -1,18 +1,20 @@
-"""One fine-tune of a trained arm (full, scratch): the labelled examples it gets, the fair budget
-it trains under, its answers on the held-out examples.
+"""One fine-tune of a trained arm (full, scratch): the labelled examples it gets, how long it
+trains, its answers on the held-out examples.
 
-The fair budget (the same rule for every arm, issue 26): a quarter of the arm's own labelled
-examples (`val_share`, at least one of each label) is set aside as a validation slice; the arm
-trains on the rest in batches, checks its loss on the slice after every `eval_every` steps (one
-pass over its examples, at least 5 steps), and stops when that loss has not improved for `patience`
-checks in a row (never before `min_steps`: a random start needs time before its loss moves) or
-at the cap (`cap_epochs` passes over its examples, between `min_cap` and `max_cap` steps: the cap
-grows with the data). The weights kept are those of its best check. The
-linear arms (probe, ngram: training/finetune_linear.py) pick their one setting on the same slice.
-So every arm sees the same examples, and none is cut off while it still improves.
+The budget rule (issue 32): a quarter of the arm's own labelled examples (`val_share`, at least one
+of each label) is set aside as a validation slice. The arm trains on the rest in batches with a
+class-weighted loss (a rare tag counts as much in total as the common one: `class_weights`) and is
+checked on the slice every `eval_every` steps (one pass over its examples, at least 5 steps): the
+slice's score (F1 of the rarer tag, or accuracy) and, to break ties, its loss. The weights kept are
+those of the best check, step 0 (the start) included; training ends when the best has not moved for
+`patience` checks, or at the cap (`cap_epochs` passes over its examples, `min_cap` to `max_cap`
+steps): a run whose best check is its last at the cap is reported as still improving
+("still_improving": true). No floor: the slice decides the length. The recipes that call this
+(LP-FT for full, two model sizes for scratch) are training/finetune_lpft.py; the linear arms
+(probe, ngram: training/finetune_linear.py) pick their C on the same slice.
 
 `--steps N` instead trains every trained arm exactly N steps on all its examples (no slice, no
-stopping): the lab's old fixed budget, for comparison.
+choosing): the lab's old fixed budget, for comparison.
 """
 from __future__ import annotations
 
@@ -31,17 +33,17 @@ from .tokenizer import UNK
 @dataclass
 class FinetuneConfig:
     batch_size: int = 16
-    # per arm: a pretrained encoder wants a gentle step; from scratch 1e-3 (3e-4 and 3e-3 did no better)
-    lr: dict = field(default_factory=lambda: {"full": 3e-4, "scratch": 1e-3})
+    # learning-rate grids, chosen on the validation slice per size (training/finetune_lpft.py): LP-FT's
+    # fine-tuning stage gentler than a plain fine-tune's 3e-4 (Kumar et al., 2022); from scratch 1e-3
+    lr: dict = field(default_factory=lambda: {"full": (1e-4, 3e-5), "scratch": (1e-3,)})
     weight_decay: float = 0.01
-    warmup_steps: int = 10  # linear warmup, then a constant rate (the stopping rule ends training)
+    warmup_steps: int = 10  # linear warmup, then a constant rate (the validation slice chooses the step)
     val_share: float = 0.25
-    patience: int = 5
+    patience: int = 6
     min_eval_every: int = 5
-    min_steps: int = 100
     cap_epochs: int = 30
-    min_cap: int = 200
-    max_cap: int = 1000
+    min_cap: int = 150
+    max_cap: int = 600
     fixed_steps: int | None = None  # --steps: exactly this many steps, no validation slice
     eval_batch: int = 64
 
@@ -131,35 +133,59 @@ def batches(n: int, batch_size: int, seed: int):
         pool = pool[batch_size:]
 
 
+def class_weights(data: TaskData, rows: list[int]) -> torch.Tensor:
+    """Balanced class weights of the examples' labels: n / (labels x count), 1 for a label not there."""
+    counts = torch.zeros(len(data.labels))
+    for i in rows:
+        y = data.train[i][1]
+        for t in ([y] if data.kind == "sequence" else y[:data.context - 2]):
+            counts[t] += 1
+    present = counts > 0
+    w = torch.ones(len(data.labels))
+    w[present] = counts.sum() / (int(present.sum()) * counts[present])
+    return w
+
+
 @torch.no_grad()
-def mean_loss(model: Classifier, data: TaskData, rows: list[tuple], cfg: FinetuneConfig) -> float:
+def check(model: Classifier, data: TaskData, rows: list[tuple], cfg: FinetuneConfig, weight=None) -> tuple:
+    """(score, -loss) on rows: higher is better on both; the score is F1 of the rarer tags or accuracy."""
+    from .finetune_linear import val_score
+
     model.eval()
-    total = weight = 0.0
+    total = n_all = 0.0
+    preds, golds = [], []
     for i in range(0, len(rows), cfg.eval_batch):
         b = data.batch(rows[i:i + cfg.eval_batch])
-        _, loss = model(b.input_ids, b.token_type_ids, b.labels)
+        logits = model(b.input_ids, b.token_type_ids)
+        loss = classification_loss(logits, b.labels, weight)
         n = int((b.labels != -100).sum())
-        total, weight = total + float(loss) * n, weight + n
-    return total / max(weight, 1)
+        total, n_all = total + float(loss) * n, n_all + n
+        keep = b.labels != -100
+        preds.append(logits.argmax(-1)[keep]), golds.append(b.labels[keep])
+    p, g = torch.cat(preds).numpy(), torch.cat(golds).numpy()
+    return val_score(p, g, None if data.kind == "sequence" else data.majority), -total / max(n_all, 1)
 
 
-def train_arm(model: Classifier, arm: str, data: TaskData, fit: list[int], val: list[int], seed: int,
+def train_arm(model: Classifier, lr: float, data: TaskData, fit: list[int], val: list[int], seed: int,
               cfg: FinetuneConfig) -> dict:
-    """Train in place under the fair budget (or cfg.fixed_steps); {"steps", "best_step", "stopped"}."""
+    """Train in place, keep the best check's weights (or train cfg.fixed_steps): {"steps", "best_step",
+    "stopped", "still_improving", "val_score"}."""
     params = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(params, lr=cfg.lr[arm], weight_decay=cfg.weight_decay)
+    opt = torch.optim.AdamW(params, lr=lr, weight_decay=cfg.weight_decay)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / cfg.warmup_steps))
+    weight = class_weights(data, fit)
     torch.manual_seed(20_000 + seed)  # dropout
     fixed = cfg.fixed_steps
     cap = fixed if fixed else cfg.cap(len(fit))
     every = cfg.eval_every(len(fit))
     val_rows = [data.train[i] for i in val]
-    best, best_step, best_state, waited, step, stopped = math.inf, 0, None, 0, 0, "cap"
+    best = check(model, data, val_rows, cfg, weight) if not fixed else None
+    best_step, best_state, waited, step, stopped = 0, _state(model), 0, 0, "cap"
     stream = batches(len(fit), cfg.batch_size, seed)
     while step < cap:
         model.train()
         b = data.batch([data.train[fit[i]] for i in next(stream)])
-        _, loss = model(b.input_ids, b.token_type_ids, b.labels)
+        loss = classification_loss(model(b.input_ids, b.token_type_ids), b.labels, weight)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
@@ -168,21 +194,26 @@ def train_arm(model: Classifier, arm: str, data: TaskData, fit: list[int], val: 
         step += 1
         if fixed or (step % every and step < cap):
             continue
-        v = mean_loss(model, data, val_rows, cfg)
-        if v < best - 1e-4:
-            best, best_step, waited = v, step, 0
-            best_state = {k: t.detach().clone() for k, t in model.state_dict().items()}
+        v = check(model, data, val_rows, cfg, weight)
+        if v > (best[0], best[1] + 1e-4):
+            best, best_step, waited, best_state = v, step, 0, _state(model)
         else:
             waited += 1
-            if waited >= cfg.patience and step >= cfg.min_steps:
+            if waited >= cfg.patience:
                 stopped = "validation stopped improving"
                 break
     if fixed:
         best_step, stopped = step, "fixed steps"
-    elif best_state is not None:
+    else:
         model.load_state_dict(best_state)
     model.eval()
-    return {"steps": step, "best_step": best_step, "stopped": stopped}
+    return {"steps": step, "best_step": best_step, "stopped": stopped,
+            "still_improving": bool(not fixed and stopped == "cap" and best_step == step),
+            "val_score": None if fixed else round(best[0], 4), "val_loss": None if fixed else round(-best[1], 4)}
+
+
+def _state(model) -> dict:
+    return {k: t.detach().clone() for k, t in model.state_dict().items()}
 
 
 @torch.no_grad()
@@ -200,27 +231,19 @@ def predict(model: Classifier, data: TaskData, rows: list[tuple], cfg: FinetuneC
     return out
 
 
-def finetune_one(pretrained, data: TaskData, arm: str, size: int | None, seed: int,
-                 cfg: FinetuneConfig) -> tuple[Classifier, list, dict]:
-    """Build, train and answer the held-out examples: (model, predictions, info with "examples",
-    "steps", "best_step", "stopped", "validation")."""
-    model = build_classifier(arm, pretrained, len(data.labels), data.kind, seed)
-    chosen = data.choose(size, seed)
-    fit, val = (chosen, []) if cfg.fixed_steps else data.split(chosen, seed, cfg.val_share)
-    info = train_arm(model, arm, data, fit, val, seed, cfg)
-    return model, predict(model, data, data.test, cfg), info | {"examples": len(chosen), "validation": len(val)}
-
-
 def budget_note(cfg: FinetuneConfig) -> str:
     if cfg.fixed_steps:
         return (f"every trained arm: exactly {cfg.fixed_steps} steps of {cfg.batch_size} examples on all its labelled "
                 "examples (fixed budget, --steps)")
-    return (f"every arm keeps {round(100 * cfg.val_share)} % of its labelled examples aside as a validation slice. "
-            f"Trained arms (full, scratch): batches of {cfg.batch_size}, AdamW (weight decay {cfg.weight_decay}, "
-            f"{cfg.warmup_steps} warmup steps, learning rate " + ", ".join(f"{a} {lr:g}" for a, lr in cfg.lr.items())
-            + f"); the validation loss is checked after every pass over the examples (at least every "
-            f"{cfg.min_eval_every} steps); training stops when it has not improved for {cfg.patience} checks "
-            f"(never before {cfg.min_steps} steps), or at "
-            f"{cfg.cap_epochs} passes ({cfg.min_cap} to {cfg.max_cap} steps), and keeps its best weights. "
-            "Linear arms (probe, ngram): a logistic regression fitted to convergence, its regularisation strength "
-            "chosen on the same slice. Likelihood: one threshold set on all the labelled examples.")
+    lrs = "; ".join(f"{a} {', '.join(f'{x:g}' for x in v)}" for a, v in cfg.lr.items())
+    return (f"every arm keeps {round(100 * cfg.val_share)} % of its labelled examples aside as a validation slice and "
+            "weighs the labels so a rare one counts as much as a common one (class weights). Full: LP-FT (a "
+            "logistic-regression head fitted on the frozen encoder first, then everything fine-tuned at a smaller "
+            "rate). Scratch: the same model and a smaller one from random weights, the better on the slice kept. "
+            f"Trained arms: batches of {cfg.batch_size}, AdamW (weight decay {cfg.weight_decay}, {cfg.warmup_steps} "
+            f"warmup steps), learning rate chosen on the slice from ({lrs}); the slice's score is checked every pass "
+            f"over the examples (at least every {cfg.min_eval_every} steps) and the best check is kept, the start "
+            f"included; training ends when it has not improved for {cfg.patience} checks or at {cfg.cap_epochs} "
+            f"passes ({cfg.min_cap} to {cfg.max_cap} steps; a run still improving there is marked so). "
+            "Linear arms (probe, ngram): a class-weighted logistic regression, its C chosen on the slice. "
+            "Readout: no training; one threshold set on the labelled examples not in the slice.")

@@ -102,15 +102,29 @@ class Classifier(nn.Module):
         return logits, classification_loss(logits, labels)
 
 
-def classification_loss(logits, labels):
-    return F.cross_entropy(logits.reshape(-1, logits.size(-1)), labels.reshape(-1), ignore_index=-100)
+def classification_loss(logits, labels, weight=None):
+    """Cross-entropy, each label weighted by `weight` (class weights; None = all 1), -100 ignored."""
+    return F.cross_entropy(logits.reshape(-1, logits.size(-1)), labels.reshape(-1), weight=weight, ignore_index=-100)
 
 
-def build_classifier(arm: str, pretrained: BERT, n_labels: int, kind: str, seed: int) -> Classifier:
-    """The arm's model: the head is initialised under `seed` the same way in every arm."""
+SMALL = {"n_layer": 2, "n_embd": 96, "n_ff": 384}  # the from-scratch arm's second, smaller model
+
+
+def small_config(cfg: TransformerConfig) -> TransformerConfig:
+    from dataclasses import replace
+
+    return replace(cfg, **SMALL)
+
+
+def build_classifier(arm: str, pretrained: BERT, n_labels: int, kind: str, seed: int, small: bool = False) -> Classifier:
+    """The arm's model: the head is initialised under `seed` the same way in every arm. `small`
+    (scratch only): the smaller model (SMALL) instead of the pretrained one's size."""
     if arm not in ARMS:
         raise ValueError(f"unknown arm {arm!r} (one of {', '.join(ARMS)})")
-    encoder = Encoder.fresh(pretrained.cfg, seed) if arm == "scratch" else Encoder.from_bert(pretrained)
+    if small and arm != "scratch":
+        raise ValueError("only the from-scratch arm has a smaller model")
+    cfg = small_config(pretrained.cfg) if small else pretrained.cfg
+    encoder = Encoder.fresh(cfg, seed) if arm == "scratch" else Encoder.from_bert(pretrained)
     torch.manual_seed(10_000 + seed)
     model = Classifier(encoder, n_labels, kind)
     if arm == "probe":

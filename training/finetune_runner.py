@@ -1,11 +1,12 @@
 """One model set + one task: each arm's fine-tune, export and GPT's way that training/finetune.py's
 command line asks for, each returning the JSON event it prints.
 
-    full        the pretrained BERT and a new head, everything trained (training/finetune_loop.py)
-    scratch     the same architecture from random weights, everything trained, the same rule
+    readout     no training: the pretrained model's own head read as the task declares, at zero labels
+                (size 0) and with one threshold (finetune_readout.py)
+    full        LP-FT: the probe's head, then everything fine-tuned (training/finetune_lpft.py)
+    scratch     the same architecture (and a smaller one) from random weights, everything trained
     probe       the frozen pretrained BERT's features, a logistic regression (finetune_linear.py)
     ngram       character 1-3-grams, a logistic regression: no pretraining (finetune_linear.py)
-    likelihood  GPT's per-character log-likelihood and one threshold: no labels taught (finetune_likelihood.py)
 """
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from pathlib import Path
 
 from app.contract.task_format import Task
 
-from .finetune_loop import FinetuneConfig, TaskData, budget_note, finetune_one
+from .finetune_loop import FinetuneConfig, TaskData, budget_note
+from .finetune_lpft import finetune_one
 from .finetune_model import build_classifier
 from .finetune_stats import score, units
 from .inspect_export import model_from_onnx
@@ -38,7 +40,7 @@ class Lab:
         self.cfg = FinetuneConfig(fixed_steps=steps)
         self.metric = "accuracy" if task.kind == "sequence" else "f1"
         self.golds = self.data.test_golds()
-        self._probe = self._likelihood = None
+        self._probe = self._readout = None
         self.setup_cpu: dict[str, float] = {}
         self.cache, self.tracer = None, None
 
@@ -52,6 +54,11 @@ class Lab:
     def how(self) -> str:
         return budget_note(self.cfg)
 
+    def readout_how(self) -> str:
+        from .finetune_readout import describe
+
+        return describe(self.task)
+
     def finish_export(self) -> None:
         """The tracer is done with; its template cache goes (each job's folder keeps only results)."""
         import shutil
@@ -62,10 +69,10 @@ class Lab:
             shutil.rmtree(self.cache, ignore_errors=True)
 
     def skip_reason(self, arm: str) -> str | None:
-        if arm == "likelihood":
-            from .finetune_likelihood import why_not
+        if arm == "readout":
+            from .finetune_readout import why_not
 
-            return why_not(self.data, (self.folder / "gpt.onnx").exists())
+            return why_not(self.task, (self.folder / "gpt.onnx").exists())
         return None
 
     def majority(self) -> dict:
@@ -89,26 +96,29 @@ class Lab:
             self._probe = self._timed_setup("probe", lambda: ProbeFeatures(frozen, self.data, self.cfg.eval_batch))
         return self._probe
 
-    def likelihood(self):
-        if self._likelihood is None:
-            from .finetune_likelihood import Likelihood
+    def readout(self):
+        if self._readout is None:
+            from .finetune_readout import Readout
 
-            self._likelihood = self._timed_setup("likelihood", lambda: Likelihood(self.folder, self.data, self.threads))
-        return self._likelihood
+            self._readout = self._timed_setup("readout", lambda: Readout(self.folder, self.bert, self.data, self.threads))
+        return self._readout
 
     def _run(self, arm: str, size, seed: int):
         """(model or None, test predictions, info)."""
         n = None if size == "all" else size
         if arm in TRAINED:
             return finetune_one(self.bert, self.data, arm, n, seed, self.cfg)
+        if arm == "readout" and size == 0:
+            preds, info = self.readout().zero()
+            return None, preds, info | {"examples": 0, "validation": 0}
         chosen = self.data.choose(n, seed)
-        if arm == "likelihood":
-            preds, info = self.likelihood().run(self.data, chosen)
-            return None, preds, info | {"examples": len(chosen), "validation": 0}
         from . import finetune_linear as lin
 
         fit, val = (chosen, []) if self.cfg.fixed_steps else self.data.split(chosen, seed, self.cfg.val_share)
         info = {"examples": len(chosen), "validation": len(val)}
+        if arm == "readout":
+            preds, more = self.readout().run(fit)
+            return None, preds, info | more
         if arm == "ngram":
             preds, more = lin.ngram(self.data, fit, val, seed)
             return None, preds, info | more
@@ -130,9 +140,17 @@ class Lab:
                   "seconds": round(time.time() - t0, 3), "cpu_seconds": round(time.process_time() - c0, 3)}
         return model, result, u
 
+    def zero_label(self) -> bool:
+        """Does the readout have a zero-label rule here (size 0)? (from the declaration: nothing computed)"""
+        from .finetune_readout import declared
+
+        d = declared(self.task)
+        return d is not None and (self.task.kind == "token" or "gpt" in d)
+
     def rebuild(self, result: dict, state: dict):
         """A worker's fine-tuned model from its weights (training/finetune_pool.py), for export."""
-        model = build_classifier(result["arm"], self.bert, len(self.data.labels), self.data.kind, result["seed"])
+        model = build_classifier(result["arm"], self.bert, len(self.data.labels), self.data.kind, result["seed"],
+                                 small="smaller" in result.get("model", ""))
         model.load_state_dict(state)
         return model.eval()
 

@@ -11,12 +11,17 @@ Each fine-tune's answers are kept per held-out example as five counts, `UNIT_COL
 total (1 for a whole text, its characters for a per-character text), and TP, FP, FN of the rarer
 tags. Every score is a function of the column sums, so it can be recomputed on any resample.
 
-Intervals: a percentile bootstrap that resamples both sources of chance at once (2,000 times,
-seeded): which seeds (different labelled examples and starting weights) and which held-out
-examples (the test set is one sample of the texts the task could have had). Each interval stays
-inside what the score can be (0 to 100 %). A difference of two arms resamples the same seeds and
-the same held-out examples for both (paired), so it measures the arms, not the luck of the draw.
-Plain Python + numpy.
+Intervals (issue 32): at the seed level. Each seed is one whole repeat of the experiment (its own
+sample of labelled examples, its own starting head), so the seeds' scores are the independent
+measurements: the 95 % interval is Student's t over them (n - 1 degrees of freedom), kept inside
+what the score can be (0 to 100 %). A difference of two arms is t over the per-seed differences
+(paired: the same seed's examples for both arms). Only where there is a single seed (the readout's
+zero-label rule, or --seeds 1) the interval is a percentile bootstrap over the held-out examples
+(2,000 resamples, seeded): it then covers the test set's luck only, and METHOD says which was used.
+A percentile bootstrap over 3 to 5 seeds cannot reach past the seeds' extremes and is too narrow,
+so it is not used for seeds. `corrected` widens a difference's interval for m comparisons
+(Bonferroni: level 1 - 0.05 / m), so a claim made among m holds only if that interval excludes 0.
+Plain Python + numpy (+ scipy's t quantile).
 """
 from __future__ import annotations
 
@@ -56,6 +61,24 @@ def score(u: np.ndarray, metric: str) -> float:
     return float(metric_of(u.sum(0), metric))
 
 
+T_METHOD = "Student's t over seeds (n - 1 degrees of freedom), 95 %"
+BOOT_METHOD = "percentile bootstrap over the held-out examples (one seed), 95 %"
+METHOD = (f"{T_METHOD}; with one seed: {BOOT_METHOD}; claims: Bonferroni-corrected over the comparisons made "
+          "(level 1 - 0.05 / m)")
+
+
+def t_interval(values: list[float], level: float = 0.95) -> tuple[float, float | None, float | None]:
+    """(mean, lo, hi) of Student's t over the values (lo, hi None with fewer than 2)."""
+    from scipy.stats import t
+
+    v = np.asarray(values, dtype=np.float64)
+    mean = float(v.mean())
+    if len(v) < 2:
+        return mean, None, None
+    half = float(t.ppf(0.5 + level / 2, len(v) - 1) * v.std(ddof=1) / np.sqrt(len(v)))
+    return mean, mean - half, mean + half
+
+
 def _draws(n_seeds: int, n_units: int, rng: np.random.Generator):
     seeds = rng.integers(0, n_seeds, size=(RESAMPLES, n_seeds))
     weights = np.stack([np.bincount(rng.integers(0, n_units, n_units), minlength=n_units) for _ in range(RESAMPLES)])
@@ -70,30 +93,52 @@ def _resampled(stack: np.ndarray, seeds: np.ndarray, weights: np.ndarray, metric
 
 
 def interval(per_seed_units: list[np.ndarray], metric: str) -> dict:
-    """{"mean", "lo", "hi", "n"}: the mean score over seeds and its 95 % bootstrap interval."""
+    """{"mean", "lo", "hi", "n", "per_seed"}: the mean score over seeds and its 95 % interval
+    (t over seeds; one seed: bootstrap over the held-out examples)."""
     n = len(per_seed_units)
     if n == 0:
-        return {"mean": None, "lo": None, "hi": None, "n": 0}
+        return {"mean": None, "lo": None, "hi": None, "n": 0, "per_seed": []}
+    per_seed = [score(u, metric) for u in per_seed_units]
+    if n > 1:
+        mean, lo, hi = t_interval(per_seed)
+        return {"mean": mean, "lo": max(0.0, lo), "hi": min(1.0, hi), "n": n, "per_seed": per_seed}
     stack = np.stack(per_seed_units)
-    mean = float(np.mean([score(u, metric) for u in per_seed_units]))
-    seeds, weights = _draws(n, stack.shape[1], np.random.default_rng(BOOT_SEED))
+    seeds, weights = _draws(1, stack.shape[1], np.random.default_rng(BOOT_SEED))
     lo, hi = np.percentile(_resampled(stack, seeds, weights, metric), [2.5, 97.5])
-    return {"mean": mean, "lo": float(min(lo, mean)), "hi": float(max(hi, mean)), "n": n}
+    mean = per_seed[0]
+    return {"mean": mean, "lo": float(min(lo, mean)), "hi": float(max(hi, mean)), "n": 1, "per_seed": per_seed}
 
 
 def paired_difference(a: dict[int, np.ndarray], b: dict[int, np.ndarray], metric: str) -> dict:
-    """a - b over the seeds both have, resampling the same seeds and held-out examples for both."""
+    """a - b over the seeds both have: t over the per-seed differences (one seed: the same held-out
+    examples resampled for both)."""
     common = sorted(set(a) & set(b))
     if not common:
-        return {"mean": None, "lo": None, "hi": None, "n": 0, "seeds": []}
+        return {"mean": None, "lo": None, "hi": None, "n": 0, "seeds": [], "per_seed": []}
+    per_seed = [score(a[s], metric) - score(b[s], metric) for s in common]
+    if len(common) > 1:
+        mean, lo, hi = t_interval(per_seed)
+        return {"mean": mean, "lo": lo, "hi": hi, "n": len(common), "seeds": common, "per_seed": per_seed}
     sa, sb = np.stack([a[s] for s in common]), np.stack([b[s] for s in common])
-    mean = float(np.mean([score(a[s], metric) - score(b[s], metric) for s in common]))
-    seeds, weights = _draws(len(common), sa.shape[1], np.random.default_rng(BOOT_SEED + 1))
+    seeds, weights = _draws(1, sa.shape[1], np.random.default_rng(BOOT_SEED + 1))
     diff = _resampled(sa, seeds, weights, metric) - _resampled(sb, seeds, weights, metric)
     lo, hi = np.percentile(diff, [2.5, 97.5])
-    return {"mean": mean, "lo": float(min(lo, mean)), "hi": float(max(hi, mean)), "n": len(common), "seeds": common}
+    mean = per_seed[0]
+    return {"mean": mean, "lo": float(min(lo, mean)), "hi": float(max(hi, mean)), "n": 1, "seeds": common,
+            "per_seed": per_seed}
+
+
+def corrected(d: dict, m: int) -> dict:
+    """The difference's interval widened for m comparisons (Bonferroni): {"lo", "hi", "m", "level"}."""
+    level = 1 - 0.05 / max(1, m)
+    vals = d.get("per_seed") or []
+    if len(vals) < 2:
+        return {"lo": None, "hi": None, "m": m, "level": level}
+    _, lo, hi = t_interval(vals, level)
+    return {"lo": lo, "hi": hi, "m": m, "level": level}
 
 
 def clear(d: dict) -> bool:
-    """Does the interval of a difference exclude 0?"""
-    return d.get("lo") is not None and (d["lo"] > 0 or d["hi"] < 0)
+    """Does the interval of a difference (or its corrected one, d["corrected"], when there) exclude 0?"""
+    c = d.get("corrected") or d
+    return c.get("lo") is not None and (c["lo"] > 0 or c["hi"] < 0)

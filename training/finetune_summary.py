@@ -1,57 +1,85 @@
-"""The fine-tune lab's summary line: every arm's score per size with its 95 % interval, the paired
-differences of the full fine-tune against each other arm, and a headline that says no more than the
-intervals do (training/finetune_stats.py).
+"""The fine-tune lab's summary line: every arm's score per size with its 95 % interval (seed level,
+training/finetune_stats.py), the paired differences of the full fine-tune against each other arm,
+and a headline that names how many comparisons were made and claims only what survives the
+correction for that many (Bonferroni).
 
-    {"event": "summary", "task", "metric": "accuracy" | "f1",
-     "results": {arm: {size: {"mean", "lo", "hi", "n"}}},
-     "difference": {"of": ["full", "scratch"], "by_size": {size: {"mean", "lo", "hi", "n", "seeds"}}},
-     "differences": {arm: {size: {...}}}          full minus that arm, paired by seed and held-out example
-     "headline": {"text", "comparisons": [{"of", "size", "difference"}]}
-     "same_answer": {arm: {size: seeds that gave one answer to every held-out example}},
-     "steps": {arm: {size: mean steps used}}, "cpu_seconds": {arm: total}, "majority": {...},
-     "skipped": [{"size" | "arm", "why"}], "gpt_way": {...}}
+    {"event": "summary", "task", "metric": "accuracy" | "f1", "interval": METHOD,
+     "results": {arm: {size: {"mean", "lo", "hi", "n", "per_seed"}}}     readout's zero-label rule under "0"
+     "readout": {"zero": {...} | None, "text"}                           what the model knows before any label
+     "difference": {"of": ["full", "scratch"], "by_size": {...}},
+     "differences": {arm: {size: {"mean", "lo", "hi", "n", "seeds", "per_seed", "corrected"}}}  full minus arm
+     "headline": {"text", "m", "compared": {"arms", "sizes"}, "comparisons": [{"of", "size", "difference"}]}
+     "choices": {arm: {size: [per seed: the settings chosen on the validation slice]}},
+     "same_answer", "steps", "cpu_seconds", "majority", "skipped", "gpt_way"}
 """
 from __future__ import annotations
 
-from .finetune_stats import clear, interval, paired_difference
+from .finetune_stats import METHOD, clear, corrected, interval, paired_difference
 
-ARM_WORDS = {"full": "the pretrained model (fully fine-tuned)", "scratch": "the same model from scratch",
+ARM_WORDS = {"full": "the pretrained model fine-tuned (LP-FT)", "scratch": "the same model from scratch",
              "probe": "the linear probe", "ngram": "character n-grams (no pretraining)",
-             "likelihood": "GPT's likelihood with one threshold"}
-AGAINST = ("scratch", "ngram")  # what the headline compares the full fine-tune with, in this order
+             "readout": "the pretrained model's own head with one threshold"}
+CHOICE_KEYS = ("C", "C_at_edge", "lr", "best_step", "still_improving", "model", "threshold", "stopped")
 
 
 def size_words(size: str) -> str:
     return "all the labelled examples" if size == "all" else f"{size} labelled examples"
 
 
-def comparison(other: str, by_size: dict, sizes: list[str], metric: str) -> dict:
-    """The smallest size whose paired interval (full minus other) excludes 0, and its sentence."""
+def claim_text(other: str, size: str, d: dict, metric: str) -> str:
     unit = "points of accuracy" if metric == "accuracy" else "points of F1"
-    for size in sizes:
-        d = by_size.get(size)
-        if d and clear(d):
-            side = "above" if d["mean"] > 0 else "below"
-            text = (f"With {size_words(size)}, {ARM_WORDS['full']} scores {abs(100 * d['mean']):.1f} {unit} {side} "
-                    f"{ARM_WORDS[other]} (95 % interval of the difference {100 * d['lo']:+.1f} to {100 * d['hi']:+.1f}): "
-                    "the smallest size where the difference is clear.")
-            return {"of": ["full", other], "size": size, "difference": d, "text": text}
-    return {"of": ["full", other], "size": None, "difference": None,
-            "text": f"Between the pretrained model and {ARM_WORDS[other]}: no size shows a difference yet: "
-                    "add seeds or examples."}
+    side = "above" if d["mean"] > 0 else "below"
+    c = d["corrected"]
+    return (f"With {size_words(size)}, {ARM_WORDS['full']} scores {abs(100 * d['mean']):.1f} {unit} {side} "
+            f"{ARM_WORDS[other]} (interval corrected for {c['m']} comparisons: {100 * c['lo']:+.1f} to "
+            f"{100 * c['hi']:+.1f}).")
 
 
-def summarize(outcomes: list[tuple[dict, object]], arms: list[str], sizes: list, metric: str) -> dict:
-    """outcomes: (result event, per-test-example counts) of every fine-tune."""
+def headline(diffs: dict, keys: list[str], metric: str) -> dict:
+    """Every (arm, size) difference is one comparison; m of them; the clear ones after correction."""
+    pairs = [(o, k) for o in diffs for k in keys if diffs[o].get(k, {}).get("n")]
+    m = len(pairs)
+    for o, k in pairs:
+        diffs[o][k]["corrected"] = corrected(diffs[o][k], m)
+    comps = [{"of": ["full", o], "size": k, "difference": diffs[o][k], "text": claim_text(o, k, diffs[o][k], metric)}
+             for o, k in pairs if clear(diffs[o][k])]
+    arms = sorted({o for o, _ in pairs})
+    sizes = [k for k in keys if any(k == kk for _, kk in pairs)]
+    compared = (f"{m} comparisons: the full fine-tune against {len(arms)} arm{'s' * (len(arms) != 1)} "
+                f"({', '.join(arms)}) at {len(sizes)} size{'s' * (len(sizes) != 1)} ({', '.join(sizes)})")
+    if comps:
+        text = f"{compared}; {len(comps)} survive{'s' * (len(comps) == 1)} the correction. " + " ".join(c["text"] for c in comps)
+    else:
+        text = (f"{compared}; none shows a difference that survives the correction for {m} comparisons: "
+                "add seeds or examples before claiming one.")
+    return {"text": text, "m": m, "compared": {"arms": arms, "sizes": sizes}, "comparisons": comps}
+
+
+def readout_words(results: dict, metric: str, majority: dict | None) -> dict:
+    zero = (results.get("readout") or {}).get("0")
+    if not zero or zero.get("mean") is None:
+        return {"zero": None, "text": None}
+    what = "accuracy" if metric == "accuracy" else "F1 on the rarer tag"
+    base = f" (always answering the most common label: {100 * majority['score']:.1f})" if majority else ""
+    return {"zero": zero, "text": f"Before any label, the model already scores {100 * zero['mean']:.1f} {what} "
+                                  f"reading its own pretrained head{base}."}
+
+
+def summarize(outcomes: list[tuple[dict, object]], arms: list[str], sizes: list, metric: str,
+              majority: dict | None = None) -> dict:
+    """outcomes: (result event, per-test-example counts) of every fine-tune (the readout's size 0 too)."""
     keys = [str(s) for s in sizes]
     by: dict = {}
     for r, u in outcomes:
         by.setdefault(r["arm"], {}).setdefault(str(r["size"]), {})[r["seed"]] = (r, u)
     ran = [a for a in arms if a in by]
-    results = {a: {k: interval([u for _, u in by[a].get(k, {}).values()], metric) for k in keys} for a in ran}
-    out = {"metric": metric, "results": results,
-           "same_answer": {a: {k: sum(r["same_answer"] for r, _ in by[a].get(k, {}).values()) for k in keys} for a in ran},
-           "steps": {a: {k: _mean([r.get("steps") for r, _ in by[a].get(k, {}).values()]) for k in keys} for a in ran}}
+    cols = {a: (["0"] if "0" in by[a] else []) + keys for a in ran}
+    results = {a: {k: interval([u for _, u in by[a].get(k, {}).values()], metric) for k in cols[a]} for a in ran}
+    out = {"metric": metric, "interval": METHOD, "results": results, "readout": readout_words(results, metric, majority),
+           "same_answer": {a: {k: sum(r["same_answer"] for r, _ in by[a].get(k, {}).values()) for k in cols[a]} for a in ran},
+           "steps": {a: {k: _mean([r.get("steps") for r, _ in by[a].get(k, {}).values()]) for k in cols[a]} for a in ran},
+           "choices": {a: {k: [{c: r[c] for c in CHOICE_KEYS if c in r} for r, _ in by[a].get(k, {}).values()]
+                           for k in cols[a]} for a in ran}}
     if "full" in by:
         diffs = {}
         for other in ran:
@@ -60,11 +88,10 @@ def summarize(outcomes: list[tuple[dict, object]], arms: list[str], sizes: list,
             diffs[other] = {k: paired_difference({s: u for s, (_, u) in by["full"].get(k, {}).items()},
                                                  {s: u for s, (_, u) in by[other].get(k, {}).items()}, metric)
                             for k in keys}
+        out["headline"] = headline(diffs, keys, metric)
         out["differences"] = diffs
         if "scratch" in diffs:
             out["difference"] = {"of": ["full", "scratch"], "by_size": diffs["scratch"]}
-        comps = [comparison(o, diffs[o], keys, metric) for o in AGAINST if o in diffs]
-        out["headline"] = {"text": " ".join(c["text"] for c in comps), "comparisons": comps} if comps else None
     return out
 
 

@@ -12,13 +12,19 @@ task checks run without them. The file format and its checks are app/contract/ta
                             character was a capital letter; labels come free from any text, so
                             `--task capitals --corpus PATH` builds the task from a class's corpus
     spaces     per-character  word boundaries: a passage of Julius Caesar or The Tempest with its
-                            spaces removed; tag 1 = a space came after this character. The one
-                            task measured where the full fine-tune beats both scratch and
-                            character n-grams at 32 labelled examples (docs/finetune.md)
+                            spaces removed; tag 1 = a space came after this character. It is
+                            what BERT's masked-LM head already does (the readout arm reads
+                            p(" ") at an inserted [MASK]): docs/finetune.md has the figures
 
 spelling and backwards are the pretraining objective in disguise ("does this look like English
-letters?"): GPT's likelihood alone, with no labels taught, separates them (the likelihood arm
-shows it). They stay as the lab's easy, honest demonstrations of that.
+letters?"): GPT's likelihood alone, with no labels taught, separates them (the readout arm shows
+it). They stay as the lab's easy, honest demonstrations of that.
+
+"readout" (issue 32): how the readout arm reads the pretrained model's own head for the task
+(training/finetune_readout.py): {"insert": CHARS} / {"masked": "other" | "upper"} for BERT's
+masked-LM head, {"gpt": LABEL} for a whole text (LABEL = what the likelier texts are), "none" for
+no readout. Whole-input tasks with two labels and no declaration get the GPT read with a threshold
+only (no zero-label rule); per-character task files without one have no readout.
 
 CANDIDATES: tasks measured for where pretraining could matter beyond that (issue 26), runnable by
 name (`--task spaces`), built by training/finetune_candidates.py; sentiment and plays, the lab's
@@ -39,6 +45,7 @@ TASKS_DIR = Path(__file__).parent / "tasks"
 
 SHIPPED = {
     "spelling": {
+        "readout": {"gpt": "spelt right"},
         "file": "spelling.jsonl",
         "description": "Is every word of this sentence spelt right, or are the letters of its words jumbled? (whole "
                        "input; the pretraining objective in disguise: GPT's likelihood alone tells)",
@@ -47,6 +54,7 @@ SHIPPED = {
                       "held out for test (training/build_tasks.py)",
     },
     "backwards": {
+        "readout": {"gpt": "forwards"},
         "file": "backwards.jsonl",
         "description": "Is this line of Shakespeare written forwards or backwards? (whole input; the pretraining "
                        "objective in disguise: GPT's likelihood alone tells)",
@@ -55,6 +63,7 @@ SHIPPED = {
                       "first 70 % of each play, test passages from the last 30 % (training/build_tasks.py)",
     },
     "capitals": {
+        "readout": {"masked": "upper"},
         "file": "capitals.jsonl",
         "description": "Restore the capital letters of lowercased text (per character: 1 = was a capital)",
         "provenance": "Lines of the shipped corpus's two validation plays (Macbeth, Twelfth Night), lowercased; "
@@ -62,9 +71,10 @@ SHIPPED = {
                       "(training/build_tasks.py; any corpus: --task capitals --corpus PATH)",
     },
     "spaces": {
+        "readout": {"insert": " "},
         "file": "spaces.jsonl",
         "description": "Where do the words end? The spaces of a passage removed (per character: 1 = a space came after; "
-                       "pretraining measured to help here)",
+                       "BERT's own head already reads it: p(' ') at a [MASK] put between two characters)",
         "provenance": "Spoken passages (40-100 characters) of Julius Caesar and The Tempest, spaces removed "
                       "(training/finetune_candidates.py)",
     },
@@ -73,12 +83,14 @@ SHIPPED = {
 # Measured, runnable by name, not on the page's list (module docstring).
 CANDIDATES = {
     "punctuation": {
+        "readout": {"insert": ",.;:!?"},
         "file": "punctuation.jsonl",
         "description": "Restore the punctuation: , . ; : ! ? removed (per character: 1 = a mark came after)",
         "provenance": "Spoken passages (40-100 characters) of Julius Caesar and The Tempest, marks removed "
                       "(training/finetune_candidates.py)",
     },
     "typos": {
+        "readout": {"masked": "other"},
         "file": "typos.jsonl",
         "description": "Find the typos: about one letter in ten replaced by another (per character: 1 = replaced)",
         "provenance": "Spoken passages (40-100 characters) of Julius Caesar and The Tempest, letters replaced by a "
@@ -97,12 +109,14 @@ CANDIDATES = {
                       "with a capital in the corpus, prose where one starts small (training/finetune_candidates.py)",
     },
     "sentiment": {
+        "readout": "none",
         "file": "sentiment.jsonl",
         "description": "Is a short sentence positive or negative? (whole input: one answer per sentence)",
         "provenance": "352 sentences (176 positive, 176 negative) written for this project; every third "
                       "sentence of each list is held out for test (training/build_tasks.py)",
     },
     "plays": {
+        "readout": "none",
         "file": "plays.jsonl",
         "description": "Which play does this passage come from: Julius Caesar or The Tempest? (whole input)",
         "provenance": "Spoken lines of the shipped corpus's two test plays (never seen in pretraining); "
@@ -196,13 +210,15 @@ def load_task(name_or_file: str, corpus: str | None = None, seed: int = 0) -> Ta
     if name_or_file == "capitals" and corpus:
         rows = capitals_lines(read_corpus_text(Path(corpus)), Path(corpus).name)
         task = parse_task("\n".join(json.dumps(r) for r in rows), "capitals", seed)
-        task.meta = {"description": SHIPPED["capitals"]["description"],
+        task.meta = {"description": SHIPPED["capitals"]["description"], "readout": SHIPPED["capitals"]["readout"],
                      "provenance": f"built from the corpus {Path(corpus).name}: lines lowercased, tags = original capitals"}
         return task
     if name_or_file in SHIPPED or name_or_file in CANDIDATES:
         entry = SHIPPED.get(name_or_file) or CANDIDATES[name_or_file]
         task = parse_task((TASKS_DIR / entry["file"]).read_bytes(), name_or_file, seed)
         task.meta = {"description": entry["description"], "provenance": entry["provenance"]}
+        if "readout" in entry:
+            task.meta["readout"] = entry["readout"]
         return task
     path = Path(name_or_file)
     if not path.is_file():
