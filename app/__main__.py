@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from .classes.addresses import base_urls, students_line
 from .config import Settings
+from .protocol import SHUTDOWN_GRACE_S
 
 # CLI flag -> Settings field (also the PLAYGROUND_<FIELD> environment variable)
 OPTIONS = {
@@ -48,8 +49,8 @@ OPTIONS = {
     "--public-url": ("public_url", str, "the address students reach when behind a proxy or a name "
                      "(e.g. https://playground.school.lan); it goes in the class QR code"),
     "--class-expiry-hours": ("class_expiry_hours", float, "hours a class session and its answers live (default 12)"),
-    "--class-join-burst": ("class_join_burst", int, "new nicknames one client address may add at once (default 20)"),
-    "--class-join-every-s": ("class_join_every_s", float, "then one new nickname per this many seconds (default 3)"),
+    "--class-join-burst": ("class_join_burst", int, "new nicknames one client address may add at once (default 6; raise it for a class behind one NAT address)"),
+    "--class-join-every-s": ("class_join_every_s", float, "then one new nickname per this many seconds (default 15)"),
 }
 
 
@@ -57,6 +58,9 @@ def parse_args(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(prog="playground", description="Serve the Pretraining Playground.")
     for flag, (field, kind, text) in OPTIONS.items():
         parser.add_argument(flag, dest=field, type=kind, default=None, help=text)
+    parser.add_argument("--models-on-phones", dest="models_on_phones", action="store_true",
+                        help="every phone downloads the models (~10 MB each) as a page opens, so it can compute "
+                             "alone; by default it downloads them only when this server is busy or unreachable")
     parser.add_argument("--new-instructor-token", dest="new_instructor_token", action="store_true",
                         help="make a new instructor token (logs every browser out); by default the one kept "
                              "in the data folder survives restarts")
@@ -100,7 +104,7 @@ def main(argv: list[str] | None = None) -> None:
     uvicorn.run("app.main:create_app", factory=True, host=settings.host, port=settings.port,
                 workers=settings.workers, log_level=settings.log_level.lower(),
                 # header timeout, write-stall cut, JSON 400 (app/protocol.py)
-                http="app.protocol:GuardedProtocol",
+                http="app.protocol:GuardedProtocol", timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
                 # X-Forwarded-* only from a configured proxy (uvicorn would trust 127.0.0.1's)
                 proxy_headers=bool(proxies), forwarded_allow_ips=proxies or None)
 

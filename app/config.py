@@ -83,6 +83,11 @@ class Settings(BaseSettings):
     public_url: str | None = Field(None, pattern=r"^https?://[^/\s]+/?$")
     class_expiry_hours: float = Field(12.0, gt=0, le=24 * 30)
     # New nicknames per client address (app/classes/guard.py): this many at once, then one per
-    # class_join_every_s. A class behind one NAT address shares it (20 at once + 20 a minute).
-    class_join_burst: int = Field(20, ge=1, le=100_000)
-    class_join_every_s: float = Field(3.0, gt=0, le=3600)
+    # class_join_every_s: 6 at once + 4 a minute, so that three addresses cannot fill a class of 60.
+    # A class behind one NAT address shares it: raise it there.
+    class_join_burst: int = Field(6, ge=1, le=100_000)
+    class_join_every_s: float = Field(15.0, gt=0, le=3600)
+    # Models on the phones (static/lib/compute.js): every page with a device model downloads it
+    # a few seconds after it opens (~10 MB a phone), even while this server answers. Off: a phone
+    # downloads it only when this server is busy, slow or unreachable (the class Wi-Fi stays free).
+    models_on_phones: bool = False

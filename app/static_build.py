@@ -1,21 +1,23 @@
 """`python -m app export-static DIR`: the playground as plain files, for any static web host.
 
 DIR gets the pages at the app's URLs (`/generate` is generate/index.html: a static server answers
-/generate with a redirect to /generate/ and serves it), /static/ as the app serves it, /api/models
-(what the pages ask first, frozen: the default set only), and /web/ (the engine's WebAssembly and
-the set's web copies, at the content-hashed URLs the app serves them under, with .gz copies beside
-for servers that send precompressed files, e.g. nginx's gzip_static). No Python runs behind it:
-Generation and Mask-Fill compute on each visitor's device (static/lib/engine.js); every other page
-says plainly that it needs the server. The pages are rendered by the app itself (in-process), so
-they are the app's own HTML plus three things: a marker the scripts read
-(<meta name="playground-build" content="static">), the app's Content-Security-Policy as a <meta>
-(a static host sends no such header), and that notice.
+/generate with a redirect to /generate/ and serves it), the static files those pages use, /api/models
+(what the pages ask first, frozen: the default set only), and /web/ (the gzip copies of the engine's
+WebAssembly and of the set's web copies, which each browser unpacks itself: most hosts send files as
+they are, without compression). No Python runs behind it: Generation and Mask-Fill compute on each
+visitor's device (static/lib/engine.js); every page that needs the server is a short page saying what
+it needs (app/static_notes.py). Every URL in it is relative (pages: ../static/...; scripts: the site's
+root computed from their own URL, static/lib/site.js), so the folder works at a host's root and under
+any path (https://school.example/playground/). The pages are rendered by the app itself (in-process):
+the app's own HTML plus a marker the scripts read (<meta name="playground-build" content="static">) and
+the app's Content-Security-Policy as a <meta> (a static host sends no such header).
 """
 from __future__ import annotations
 
 import argparse
 import gzip
 import json
+import re
 import shutil
 import sys
 import tempfile
@@ -24,30 +26,77 @@ from pathlib import Path
 from .config import Settings
 from .routers.device import MANIFEST, WEB_DIR, engine_files, read_manifest
 from .security import CSP
+from .static_notes import NEEDS, SELF_HOSTING, SELF_HOSTING_TITLE, SELF_HOSTING_BODY, needs_server_body
 
-PAGES = ["/", "/mask-fill", "/generate", "/nsp", "/attention", "/compare", "/objectives", "/concepts", "/train",
-         "/finetune"]
-ON_DEVICE = {"/", "/mask-fill", "/generate"}  # work without a server
+ON_DEVICE = ["/", "/mask-fill", "/generate"]  # work without a server: the app's own pages
+PAGES = ON_DEVICE + list(NEEDS) + [SELF_HOSTING]
 MARKER = ".playground-static"  # a folder holding this was written here: it may be replaced
 # frame-ancestors has no effect in a <meta> policy (browsers warn about it): the rest is the app's own.
 META_CSP = "; ".join(d for d in CSP.split("; ") if not d.startswith("frame-ancestors"))
-NOTICE = ("This page needs the playground's server, and this copy of the playground has none: it is a "
-          "static copy in which only Generation and Mask-Fill work, computed in your browser. To use this "
-          "page, open the playground from a computer that runs it (python -m app).")
 SERVER_FOOTER = "running on this server. Works offline."
 STATIC_FOOTER = "running in your browser (this copy has no server). Works offline once loaded."
+SERVER_LEAD = "running live on\n  this server."
+STATIC_LEAD = "running live in\n  your browser."
+ROOT_LINK = re.compile(r'(?P<attr>\b(?:href|src))="/(?!/)(?P<path>[^"?#]*)(?P<rest>[^"]*)"')
+FILES = ("static/", "api/", "web/")  # root links to files; any other is a page (a folder with index.html)
+MAIN = re.compile(r'(<main id="main" tabindex="-1">).*?(</main>)', re.S)
+PAGE_SCRIPTS = re.compile(r'\s*<script type="module" src="/static/pages/[^"]+"></script>')
+# what a static file may name: ES imports, new URL(x, import.meta.url), CSS url()/@import
+REFERENCES = re.compile(r'(?:\bfrom\s*|\bimport\s*\(?\s*|new URL\(\s*)["\']([^"\']+)["\']|url\(\s*["\']?([^"\')]+)')
+
+
+def relative(html: str, page: str) -> str:
+    """Every root link ("/static/x", "/generate?x") relative to where `page` is written."""
+    up = "./" if page == "/" else "../" * page.strip("/").count("/") + "../"
+
+    def one(m: re.Match) -> str:
+        path = m["path"]
+        if path and not path.startswith(FILES) and not path.endswith("/"):
+            path += "/"
+        return f'{m["attr"]}="{up}{path}{m["rest"]}"'
+
+    return ROOT_LINK.sub(one, html)
 
 
 def static_page(html: str, path: str) -> str:
-    """The app's page with the static marker, its CSP as a <meta> and, where needed, the notice."""
+    """The app's page with the static marker, its CSP as a <meta>, and links relative to it."""
     head = (f'<meta name="playground-build" content="static">\n  '
             f'<meta http-equiv="Content-Security-Policy" content="{META_CSP}">\n  ')
     html = html.replace('<meta charset="utf-8">\n  ', '<meta charset="utf-8">\n  ' + head, 1)
-    html = html.replace(SERVER_FOOTER, STATIC_FOOTER)
-    if path not in ON_DEVICE:
-        note = f'<p class="error-box static-note" role="note">{NOTICE}</p>'
-        html = html.replace('<main id="main" tabindex="-1">', '<main id="main" tabindex="-1">\n    ' + note, 1)
-    return html
+    html = html.replace(SERVER_FOOTER, STATIC_FOOTER).replace(SERVER_LEAD, STATIC_LEAD)
+    return relative(html, path)
+
+
+def short_page(home: str, path: str, title: str, body: str) -> str:
+    """The home page's frame (header, nav, footer) around a short text, with none of home's scripts."""
+    html = re.sub(r"<title>.*?</title>", f"<title>{title} · Pretraining Playground</title>", home, count=1, flags=re.S)
+    html = PAGE_SCRIPTS.sub("", html, count=1)
+    html = html.replace('aria-current="page"', "").replace('data-page="home"', f'data-page="{path.strip("/")}"', 1)
+    html = html.replace(f'<a href="{path}" >', f'<a href="{path}" aria-current="page">', 1)
+    box = '<p id="error-box" class="error-box" role="alert" aria-live="assertive"></p>'
+    return MAIN.sub(lambda m: f'{m[1]}\n    <h1>{title}</h1>\n    {box}{body}  {m[2]}', html, count=1)
+
+
+def used_static(out: Path, static_dir: Path) -> set[Path]:
+    """The files of static_dir the written pages use, following imports from file to file."""
+    in_out = (out / "static").resolve()
+    todo, seen = sorted(out.rglob("index.html")), set()
+    while todo:
+        file = todo.pop()
+        text = file.read_text(encoding="utf-8", errors="replace")
+        names = re.findall(r'(?:href|src)="([^"]+)"', text) if file.suffix == ".html" else \
+            [a or b for a, b in REFERENCES.findall(text)]
+        for name in names:
+            if re.match(r"^[a-z]+:|^#", name):
+                continue
+            target = (file.parent / re.split(r"[?#]", name)[0]).resolve()
+            if target.is_relative_to(in_out):  # a page's link into out/static/: that file of static_dir
+                target = static_dir / target.relative_to(in_out)
+            if target.is_relative_to(static_dir) and target.is_file() and target not in seen:
+                seen.add(target)
+                if target.suffix in (".js", ".css"):
+                    todo.append(target)
+    return seen
 
 
 def prepare(out: Path) -> None:
@@ -86,44 +135,68 @@ def export(out: Path, models_dir: Path) -> dict:
 
 
 def write_all(out: Path, client, settings: Settings, models_dir: Path) -> dict:
+    home = client.get("/")
+    home.raise_for_status()
     for path in PAGES:
-        r = client.get(path)
-        r.raise_for_status()
+        if path in NEEDS:
+            html = short_page(home.text, path, *needs_server_body(path))
+        elif path == SELF_HOSTING:
+            html = short_page(home.text, path, SELF_HOSTING_TITLE, SELF_HOSTING_BODY)
+        else:
+            r = client.get(path)
+            r.raise_for_status()
+            html = r.text
         target = out / path.strip("/") / "index.html" if path != "/" else out / "index.html"
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(static_page(r.text, path), encoding="utf-8")
-    shutil.copytree(settings.static_dir, out / "static", ignore=shutil.ignore_patterns("__pycache__", ".*"))
+        target.write_text(static_page(html, path), encoding="utf-8")
+    static_dir = Path(settings.static_dir).resolve()
+    for source in sorted(used_static(out, static_dir)):  # only what the pages use: no Swagger UI, no second wasm
+        target = out / "static" / source.relative_to(static_dir)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
     models = client.get("/api/models").json()
     default = models["default"]
     models["sets"] = [s for s in models.get("sets", []) if s.get("id") == default]
     models["static_build"] = True
     (out / "api").mkdir()
     (out / "api" / "models").write_text(json.dumps(models, ensure_ascii=False), encoding="utf-8")
+    write_web(out, client, settings, models_dir, default)
+    (out / "README.txt").write_text(
+        "The Pretraining Playground as static files (python -m app export-static).\n"
+        "Serve this folder from any web host, at its root or under any path: python -m http.server 8080\n"
+        "(then http://localhost:8080/), nginx, GitHub Pages, a school's web space. Generation and Mask-Fill\n"
+        "run in each visitor's browser. See docs/static-build.md in the playground's source.\n", encoding="utf-8")
+    size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+    return {"folder": str(out), "set": default, "pages": PAGES, "bytes": size}
+
+
+def write_web(out: Path, client, settings: Settings, models_dir: Path, default: str) -> None:
+    """web/: the gzip copies only (the browser unpacks them), named in a manifest by relative URLs
+    (from web/models/<set>/, so "default" and the set's own id read the same files)."""
     manifest = client.get(f"/web/models/{default}/manifest.json").json()
     sets = out / "web" / "models"
+    (sets / default).mkdir(parents=True)
+    for part in manifest["models"].values():
+        source = models_dir / WEB_DIR / part["file"]
+        packed = source.with_name(source.name + ".gz")
+        target = sets / default / (part["file"] + ".gz")
+        if packed.is_file():
+            shutil.copyfile(packed, target)
+        else:  # a checkout without the .gz copies
+            target.write_bytes(gzip.compress(source.read_bytes(), compresslevel=9, mtime=0))
+        part.pop("url", None)
+        part["packed"] = f"../{default}/{target.name}"
+        part["gzip_bytes"] = target.stat().st_size
+    engine = out / "web" / "engine"
+    engine.mkdir(parents=True)
+    files = engine_files(settings.static_dir)
+    (engine / files["module"].name).write_bytes(files["module"].data)
+    (engine / (files["wasm"].name + ".gz")).write_bytes(files["wasm"].gz)
+    manifest["engine"] = {"module": f"../../engine/{files['module'].name}", "wasm_packed": f"../../engine/{files['wasm'].name}.gz",
+                          "wasm_bytes": len(files["wasm"].data), "wasm_packed_bytes": len(files["wasm"].gz)}
     for name in (default, "default"):
         (sets / name).mkdir(parents=True, exist_ok=True)
         (sets / name / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False), encoding="utf-8")
-    for part in manifest["models"].values():
-        source, target = models_dir / WEB_DIR / part["file"], sets / default / part["file"]
-        shutil.copyfile(source, target)
-        packed = source.with_name(source.name + ".gz")
-        if packed.is_file():
-            shutil.copyfile(packed, target.with_name(target.name + ".gz"))
-        else:  # a checkout without the .gz copies
-            target.with_name(target.name + ".gz").write_bytes(gzip.compress(source.read_bytes(), compresslevel=9, mtime=0))
-    engine = out / "web" / "engine"
-    engine.mkdir(parents=True)
-    for f in engine_files(settings.static_dir).values():
-        (engine / f.name).write_bytes(f.data)
-        (engine / (f.name + ".gz")).write_bytes(f.gz)
-    (out / "README.txt").write_text(
-        "The Pretraining Playground as static files (python -m app export-static).\n"
-        "Serve this folder at the root of any web host: python -m http.server 8080 (then http://localhost:8080/),\n"
-        "nginx, a CDN or a school's web space. Generation and Mask-Fill run in each visitor's browser.\n"
-        "See docs/static-build.md in the playground's source.\n", encoding="utf-8")
-    size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
-    return {"folder": str(out), "set": default, "pages": PAGES, "bytes": size}
 
 
 def main(argv: list[str]) -> None:

@@ -8,7 +8,7 @@ from .. import deps
 from ..contract import SPECIALS
 from ..config import REPO
 from ..errors import ApiError
-from ..runs.store import scrub
+from ..jobs.store import scrub
 from ..schemas import HealthResponse, Limits, ModelSetDetail, ModelsResponse
 
 router = APIRouter(tags=["meta"])
@@ -35,7 +35,7 @@ def health(request: Request, registry: deps.RegistryDep):
 
 
 @router.get("/api/models", response_model=ModelsResponse, responses=deps.errors(503))
-def model_list(registry: deps.RegistryDep):
+def model_list(registry: deps.RegistryDep, request: Request):
     """Every model set (the shipped one, extra folders, finished training runs and their
     snapshots) with its cards, the default set's vocabulary, and the limits the server enforces."""
     default = registry.default
@@ -44,7 +44,7 @@ def model_list(registry: deps.RegistryDep):
     return deps.respond(ModelsResponse, {
         "default": default.id, "sets": registry.list(), "limits": Limits(),
         "vocab": {"specials": SPECIALS, "chars": default.vocab.chars}, "cards": default.cards,
-        "examples": default.meta.examples})
+        "examples": default.meta.examples, "models_on_phones": request.app.state.settings.models_on_phones})
 
 
 @router.get("/api/models/{model}", response_model=ModelSetDetail, responses=deps.errors(404))

@@ -163,6 +163,8 @@ class ModelsResponse(BaseModel):
     vocab: VocabInfo = Field(description="The default set's vocabulary.")
     cards: dict[str, dict[str, Any]] = Field(description="The default set's model cards (gpt.card.json, bert.card.json).")
     examples: SetExamples | None = Field(None, description="The default set's examples. " + EXAMPLES_DOC)
+    models_on_phones: bool = Field(False, description="Pages download the device copies of the models as they open "
+                                   "(the server's --models-on-phones); otherwise only when the server is busy or away.")
 
 
 class ModelSetDetail(ModelSetInfo):

@@ -13,6 +13,7 @@
    latest()          "latest request wins": const ticket = x.begin(); ... if (!ticket()) return;
                      x.cancel() makes every ticket handed out so far stale */
 import { modelId } from "./state.js";
+import { siteUrl } from "./site.js";
 import { report, showError } from "./errors.js";
 
 export class ApiError extends Error {
@@ -78,7 +79,7 @@ export async function api(path, options) {
     init.body = JSON.stringify(model && opts.body && typeof opts.body === "object" ? Object.assign({ model }, opts.body) : opts.body);
   }
   if (opts.signal) init.signal = opts.signal;
-  let url = path;
+  let url = siteUrl(path);
   const params = Object.assign({}, opts.params || {});
   if (model && opts.body === undefined && opts.params) params.model = model;
   if (Object.keys(params).length) url += "?" + new URLSearchParams(params).toString();

@@ -14,14 +14,19 @@
                     was computed ("on this server" / "on your device"), with a tooltip that says why
    lastWhere()      "server" or "device": where the last answer was computed (null before any)
    isStatic()       true in a static build (python -m app export-static): no server behind the page
-   warmUp(load)     calls load() (the device's engine and model) once the page is idle: at once in
-                    a static build; otherwise a few seconds after the page opened, so the device
-                    can step in should the server go away later (downloaded once: then cached) */
-import { ApiError, errorOf } from "./api.js";
+   warmUp(family)   downloads the engine and `family`'s model ahead: at once in a static build
+                    (after asking, with the size, on a metered connection); on a server only when
+                    it says models_on_phones (--models-on-phones), a few seconds after the page
+                    opened; otherwise the device downloads only when it must step in.
+   metered()        true on a connection that counts bytes (save-data, mobile data)
+   While the device downloads, a line at the top of the page says how far ("3.1 MB of 10.5 MB"). */
+import { ApiError, errorOf, models } from "./api.js";
+import { plan, ready, onProgress } from "./engine.js";
 import { report, showError } from "./errors.js";
 import { modelId } from "./state.js";
 import { parseEvents } from "./stream.js";
 import { el } from "./dom.js";
+import { siteUrl } from "./site.js";
 
 const SERVER_WAIT_MS = 5000;
 const AWAY_MS = 30000;
@@ -114,7 +119,7 @@ export async function ask(path, body, device, opts) {
   let failure = null;
   if (!serverAway()) {
     try {
-      const response = await fetch(path, { method: "POST", signal: timeoutSignal(opts.signal),
+      const response = await fetch(siteUrl(path), { method: "POST", signal: timeoutSignal(opts.signal),
         headers: { "Content-Type": "application/json" }, body: JSON.stringify(withModel(body)) });
       if (response.ok) {
         awaySince = null;
@@ -145,7 +150,7 @@ export async function stream(path, body, onEvent, device, signal) {
     const timer = setTimeout(() => waiting.abort(new DOMException("the server did not answer in time", "TimeoutError")), SERVER_WAIT_MS);
     if (signal) signal.addEventListener("abort", () => waiting.abort(signal.reason), { once: true });
     try {
-      response = await fetch(path, { method: "POST", signal: waiting.signal, body: JSON.stringify(withModel(body)),
+      response = await fetch(siteUrl(path), { method: "POST", signal: waiting.signal, body: JSON.stringify(withModel(body)),
         headers: { "Content-Type": "application/json", Accept: "text/event-stream" } });
       if (!response.ok) throw await errorOf(response);
     } catch (err) {
@@ -174,8 +179,59 @@ export async function stream(path, body, onEvent, device, signal) {
   onEvent("done", { text: data.text, context_used: data.context_used, unknown_chars: data.unknown_chars });
 }
 
-export function warmUp(load) {
-  const start = () => load().catch(() => {}); // a failure shows when the device is really needed
-  if (isStatic()) start();
-  else setTimeout(() => (window.requestIdleCallback ? requestIdleCallback(start, { timeout: 10000 }) : start()), WARM_UP_AFTER_MS);
+/* ---------- downloading the device's models ---------- */
+const MB = (bytes) => (bytes / 1e6).toFixed(1) + " MB";
+let statusLine = null;
+
+/* One line at the top of the page: what the device downloads, how far it got. */
+function status() {
+  if (!statusLine) {
+    statusLine = el("p", { class: "note engine-status", role: "status" });
+    const heading = document.querySelector("main h1");
+    if (heading) heading.after(statusLine);
+    else (document.querySelector("main") || document.body).prepend(statusLine);
+  }
+  return statusLine;
+}
+
+onProgress(({ got, total }) => {
+  const line = status();
+  line.hidden = false;
+  line.replaceChildren(got >= total ? "The models are on your device now (kept for your next visit)."
+    : "Downloading the models to your device: " + MB(got) + " of " + MB(total) + ".");
+});
+
+/* A phone plan that counts bytes: the browser says "save data", or the phone is on mobile data. */
+export function metered() {
+  const c = navigator.connection;
+  return !!c && (c.saveData === true || c.type === "cellular");
+}
+
+/* The engine and `family`'s model, downloaded now: in a static build at once (on a metered
+   connection once the student agrees to the size), on a server only when the teacher chose models
+   on the phones (--models-on-phones): otherwise a phone downloads nothing while the server answers
+   (the device steps in, downloading then, only when the server is busy or away). */
+async function prepare(family) {
+  const { bytes } = await plan(undefined, family);
+  if (bytes > 0 && metered()) {
+    const line = status();
+    const go = el("button", { type: "button", class: "engine-download", text: "Download " + MB(bytes) });
+    line.replaceChildren("To compute here, this page downloads " + MB(bytes) + " once (the engine and the model; " +
+      "your phone keeps them). You seem to be on mobile data. ", go);
+    await new Promise((resolve) => go.addEventListener("click", resolve, { once: true }));
+  }
+  await ready(undefined, family);
+}
+
+export function warmUp(family) {
+  const start = () => prepare(family).catch(() => {}); // a failure shows when the device is really needed
+  if (isStatic()) {
+    start();
+    return;
+  }
+  models().then((data) => {
+    if (data && data.models_on_phones) {
+      setTimeout(() => (window.requestIdleCallback ? requestIdleCallback(start, { timeout: 10000 }) : start()), WARM_UP_AFTER_MS);
+    }
+  }).catch(() => {});
 }

@@ -11,27 +11,31 @@
    ready(model, family)  loads a set's engine and its `family` model ("gpt", "bert"; all when left
                          out) now, so the device is ready before it is needed; resolves to the
                          Engine. body.model / model: a set id, or nothing for the default set.
-   usage()               {downloaded, cached: bytes (uncompressed) fetched and read from the Cache API,
-                         readyMs} of this page's loads
+   plan(model, family)   {bytes, total}: what ready(model, family) would download now (0: all kept)
+   onProgress(fn)        fn({got, total, files}) while files download (lib/downloads.js)
+   usage()               {downloaded, cached: bytes (as moved: gzip) fetched and read from the Cache
+                         API, readyMs} of this page's loads
    Engine                one set's models, built from an onnxruntime module and the model bytes
                          (Engine.create(ort, manifest, {gpt: bytes, bert: bytes})): node uses it for
                          the parity check
    EngineError           the server's 4xx, refused here (status, parameter, detail)
 
-   Files: /web/models/<set or "default">/manifest.json says what to fetch: the engine's
-   WebAssembly and the models under names that hold their content hash, so they never change
-   meaning; they are kept in the browser's Cache API, and a second visit (or a phone offline)
-   downloads nothing. The manifest itself is asked for each time and read from the cache
+   Files: web/models/<set or "default">/manifest.json (under the site's root, lib/site.js) says
+   what to fetch: the gzip copies of the engine's WebAssembly and of the models, under names that
+   hold their content hash, so they never change meaning; lib/downloads.js fetches, unpacks and
+   keeps them (the Cache API), and a second visit (or a phone offline) downloads nothing. The manifest itself is asked for each time and read from the cache
    when the network fails. */
 import { FIRST_CHAR, CLS, SEP, EngineError, Vocab, samplingDistribution, draw, top, entropies, uniform, windowStart,
   maskedInput, ranked, softmaxRow, checkGenerate, checkNextToken, checkMaskFill } from "./engine_core.js";
+import * as downloads from "./downloads.js";
+import { CACHE } from "./downloads.js";
+import { ROOT } from "./site.js";
 
 export { EngineError };
 
-const CACHE = "playground-engine-v1";
 const ORT_MODULE = new URL("../vendor/onnxruntime-web/ort.wasm.min.js", import.meta.url).href;
 const MANIFEST_TIMEOUT_MS = 6000;
-const stats = { downloaded: 0, cached: 0, readyMs: null };
+const stats = { readyMs: null };
 
 export class Engine {
   /* bytesOf(family) -> the model's bytes (a promise), fetched when that model is first needed. */
@@ -192,31 +196,33 @@ export class Engine {
 }
 
 /* ---------- loading in the browser ---------- */
-async function cached(url) {
-  const cache = typeof caches !== "undefined" ? await caches.open(CACHE).catch(() => null) : null;
-  const hit = cache ? await cache.match(url) : null;
-  if (hit) {
-    const data = await hit.arrayBuffer();
-    stats.cached += data.byteLength;
-    return data;
+function manifestUrl(set) {
+  return ROOT + "web/models/" + encodeURIComponent(set) + "/manifest.json";
+}
+
+/* A manifest's URLs are relative to the manifest (a static copy under any path) or absolute paths
+   (the app); `packed` names the gzip copy, the smaller download (lib/downloads.js unpacks it). */
+function resolved(manifest, url) {
+  const at = (u) => new URL(u, url).href;
+  const engine = manifest.engine;
+  const models = {};
+  for (const [family, part] of Object.entries(manifest.models)) {
+    models[family] = Object.assign({}, part, { fetch: at(part.packed || part.url),
+      fetchBytes: part.packed ? part.gzip_bytes : part.bytes });
   }
-  const response = await fetch(url);
-  if (!response.ok) throw new EngineError("could not download " + url + " (HTTP " + response.status + ")", null, 503);
-  const data = await response.arrayBuffer();
-  stats.downloaded += data.byteLength;
-  if (cache) await cache.put(url, new Response(data.slice(0), { headers: { "Content-Type": "application/octet-stream" } })).catch(() => {});
-  return data;
+  return Object.assign({}, manifest, { models, engine: Object.assign({}, engine, { module: at(engine.module),
+    fetch: at(engine.wasm_packed || engine.wasm), fetchBytes: engine.wasm_packed ? engine.wasm_packed_bytes : engine.wasm_bytes }) });
 }
 
 async function manifestOf(set) {
-  const url = "/web/models/" + encodeURIComponent(set) + "/manifest.json";
+  const url = manifestUrl(set);
   const cache = typeof caches !== "undefined" ? await caches.open(CACHE).catch(() => null) : null;
   try {
     const response = await fetch(url, { cache: "no-cache", signal: AbortSignal.timeout(MANIFEST_TIMEOUT_MS) });
     if (response.ok) {
       const manifest = await response.clone().json();
       if (cache) await cache.put(url, response).catch(() => {});
-      return manifest;
+      return resolved(manifest, url);
     }
     if (response.status === 404) {
       throw new EngineError("this model set has no copies for your device yet", "model", 404);
@@ -226,18 +232,26 @@ async function manifestOf(set) {
     console.warn("the manifest of " + set + " could not be fetched: " + err); // eslint-disable-line no-console
   }
   const hit = cache ? await cache.match(url) : null;
-  if (hit) return hit.json();
+  if (hit) return resolved(await hit.json(), url);
   throw new EngineError("the models for your device could not be downloaded (no network, and none kept from an earlier visit)", null, 503);
+}
+
+async function fetched(url, bytes) {
+  try {
+    return await downloads.get(url, bytes);
+  } catch (err) {
+    throw new EngineError(err.message, null, 503);
+  }
 }
 
 let ortPromise = null;
 function loadOrt(files) {
   if (!ortPromise) {
     ortPromise = (async () => {
-      const [ort, wasm] = await Promise.all([import(ORT_MODULE), cached(files.wasm)]);
+      const [ort, wasm] = await Promise.all([import(ORT_MODULE), fetched(files.fetch, files.fetchBytes)]);
       ort.env.wasm.numThreads = 1; // no cross-origin isolation needed, and the page stays responsive enough
       ort.env.wasm.proxy = false;
-      ort.env.wasm.wasmPaths = { mjs: new URL(files.module, location.href).href };
+      ort.env.wasm.wasmPaths = { mjs: files.module };
       ort.env.wasm.wasmBinary = wasm;
       return ort;
     })();
@@ -245,6 +259,20 @@ function loadOrt(files) {
   }
   return ortPromise;
 }
+
+/* What loading `family` ("gpt", "bert"; all when left out) of a set would download now, in bytes
+   (0: all kept from an earlier visit). Asks for the manifest (a few KB), nothing else. */
+export async function plan(model, family) {
+  const manifest = await manifestOf(model || "default");
+  const files = [{ url: manifest.engine.fetch, bytes: manifest.engine.fetchBytes }];
+  for (const f of family ? [family] : Object.keys(manifest.models)) {
+    const part = manifest.models[f];
+    if (part) files.push({ url: part.fetch, bytes: part.fetchBytes });
+  }
+  return { bytes: await downloads.missing(files), total: files.reduce((sum, f) => sum + f.bytes, 0) };
+}
+
+export const onProgress = downloads.onProgress;
 
 const engines = new Map();
 
@@ -254,7 +282,8 @@ function engineOf(model) {
     const loading = (async () => {
       const manifest = await manifestOf(set);
       const ort = await loadOrt(manifest.engine);
-      return new Engine(ort, manifest, async (family) => new Uint8Array(await cached(manifest.models[family].url)));
+      return new Engine(ort, manifest, async (family) => new Uint8Array(await fetched(manifest.models[family].fetch,
+        manifest.models[family].fetchBytes)));
     })();
     engines.set(set, loading);
     loading.catch(() => engines.delete(set));
@@ -272,7 +301,7 @@ export async function ready(model, family) {
 }
 
 export function usage() {
-  return Object.assign({}, stats);
+  return Object.assign({}, downloads.stats, stats);
 }
 
 export async function generate(body, opts) {

@@ -3,6 +3,7 @@
    qrImage(text, label) -> an <img class="qr"> of the code, or a <p class="note"> that says why
    there is none: the link is too long, or this is the static copy, which has no server to draw it. */
 import { el } from "./dom.js";
+import { siteUrl } from "./site.js";
 
 export const MAX_BYTES = 666; // version 20 at level M; the server refuses more (422)
 
@@ -17,5 +18,5 @@ export function qrImage(text, label) {
     return el("p", { class: "note", text: `This link is too long for a QR code (more than ${MAX_BYTES} bytes): ` +
       "type or paste it instead." });
   }
-  return el("img", { class: "qr", src: "/api/qr.svg?text=" + encodeURIComponent(text), alt: label, width: 200, height: 200 });
+  return el("img", { class: "qr", src: siteUrl("/api/qr.svg?text=") + encodeURIComponent(text), alt: label, width: 200, height: 200 });
 }

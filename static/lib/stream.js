@@ -10,6 +10,7 @@
                   from JSON (a malformed event is skipped); returns the EventSource */
 import { errorOf, retrying } from "./api.js";
 import { modelId } from "./state.js";
+import { siteUrl } from "./site.js";
 
 /* Blocks end with a blank line; ":" lines keep the connection alive. Returns the unfinished rest. */
 export function parseEvents(buffer, onEvent) {
@@ -32,7 +33,7 @@ export function parseEvents(buffer, onEvent) {
 export async function postEvents(url, body, onEvent, signal) {
   const model = modelId();
   const payload = JSON.stringify(model ? Object.assign({ model }, body) : body);
-  const response = await retrying(() => fetch(url, { method: "POST", signal,
+  const response = await retrying(() => fetch(siteUrl(url), { method: "POST", signal,
     headers: { "Content-Type": "application/json", Accept: "text/event-stream" }, body: payload }));
   if (!response.ok) throw await errorOf(response);
   const reader = response.body.getReader();

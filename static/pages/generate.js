@@ -132,7 +132,7 @@ function renderText(highlightLast) {
 /* ---------- the distribution tabs: one panel at a time, or all three side by side ---------- */
 function activeView() {
   if (v.view) return v.view;
-  return phone || isProjector() ? "final" : "all";
+  return phone ? "final" : "all"; // the projector too: the three side by side, before and after each knob
 }
 
 function showView() {
@@ -459,7 +459,7 @@ document.addEventListener("keydown", (event) => {
 /* ---------- start ---------- */
 badge($("#g-step-info")); // where the answers are computed: this server or this device
 badge($("#g-stream-status"));
-warmUp(() => engine.ready(undefined, "gpt")); // so the device can step in if the server goes away
+warmUp("gpt"); // a static copy loads it now; a server only with --models-on-phones (lib/compute.js)
 sanitize();
 syncControls();
 renderText(false);

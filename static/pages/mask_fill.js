@@ -531,7 +531,7 @@ syncControls();
 renderChars();
 drawGuessInputs();
 badge($("#mf-status")); // where the answers are computed: this server or this device
-warmUp(() => engine.ready(undefined, "bert")); // so the device can step in if the server goes away
+warmUp("bert"); // a static copy loads it now; a server only with --models-on-phones (lib/compute.js)
 info().then((info) => {
   const bert = info.cards.bert;
   if (Number.isFinite(info.limits.max_masks)) maxMasks = info.limits.max_masks;

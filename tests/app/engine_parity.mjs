@@ -1,5 +1,5 @@
 // node engine_parity.mjs STATIC_DIR SET_DIR CASES OUT: the browser engine (static/lib/engine.js and
-// engine_core.js) with the vendored onnxruntime-web's WebAssembly, run in node on a model set's web
+// engine_core.js, with downloads.js and site.js it imports) with the vendored onnxruntime-web's WebAssembly, run in node on a model set's web
 // copies (SET_DIR/web/). CASES: [[route, body], ...]; OUT: [{status, json, ms}, ...] in the same
 // order, where a refusal is {status, json: {detail, parameter}} (tests/app/test_engine_node.py).
 // Node reads .js files as CommonJS: the ES modules are copied to a temporary folder marked "module".
@@ -8,7 +8,7 @@ import path from "node:path";
 const [staticDir, modelsDir, casesFile, outFile] = process.argv.slice(2);
 const tmp = fs.mkdtempSync("/tmp/engine-node-");
 process.on("exit", () => fs.rmSync(tmp, { recursive: true, force: true }));
-for (const f of ["engine.js", "engine_core.js"]) fs.copyFileSync(path.join(staticDir, "lib", f), path.join(tmp, f));
+for (const f of ["engine.js", "engine_core.js", "downloads.js", "site.js"]) fs.copyFileSync(path.join(staticDir, "lib", f), path.join(tmp, f));
 fs.writeFileSync(path.join(tmp, "package.json"), '{"type": "module"}');
 const vendor = path.join(staticDir, "vendor", "onnxruntime-web");
 fs.copyFileSync(path.join(vendor, "ort.wasm.min.js"), path.join(tmp, "ort.mjs"));

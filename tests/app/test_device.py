@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import re
 
 import pytest
 from fastapi.testclient import TestClient
@@ -12,7 +13,7 @@ from fastapi.testclient import TestClient
 from app.config import REPO, Settings
 from app.main import create_app
 from app.security import CSP
-from app.static_build import NOTICE, ON_DEVICE, PAGES, export
+from app.static_build import NEEDS, ON_DEVICE, PAGES, export
 
 IMMUTABLE = "public, max-age=31536000, immutable"
 
@@ -48,6 +49,28 @@ def test_model_files_are_immutable_and_precompressed(client, tiny_models_dir):
     r = client.get(part["url"], headers={"accept-encoding": "identity"})
     assert r.content == plain and "content-encoding" not in r.headers
     assert hashlib.sha256(plain).hexdigest().startswith(part["url"].rsplit(".", 2)[-2])
+
+
+def test_the_gzip_copies_are_served_as_files_for_the_browser_to_unpack(client, tiny_models_dir):
+    m = client.get("/web/models/default/manifest.json").json()
+    part = m["models"]["gpt"]
+    assert part["packed"] == part["url"] + ".gz"
+    r = client.get(part["packed"])
+    assert r.status_code == 200 and r.headers["content-type"] == "application/gzip" and "content-encoding" not in r.headers
+    assert r.headers["cache-control"] == IMMUTABLE and len(r.content) == part["gzip_bytes"]
+    assert gzip.decompress(r.content) == (tiny_models_dir / "web" / part["file"]).read_bytes()
+    r = client.get(m["engine"]["wasm_packed"])
+    wasm = (REPO / "static" / "vendor" / "onnxruntime-web" / "ort-wasm-simd-threaded.wasm").read_bytes()
+    assert r.headers["content-type"] == "application/gzip" and len(r.content) == m["engine"]["wasm_packed_bytes"]
+    assert gzip.decompress(r.content) == wasm and m["engine"]["wasm_packed_bytes"] < len(wasm) / 3
+    assert client.get("/web/models/default/gpt.0123456789abcdef.onnx.gz").status_code == 404
+
+
+def test_phones_download_models_only_when_the_teacher_says(client, tiny_models_dir, tmp_path):
+    assert client.get("/api/models").json()["models_on_phones"] is False
+    settings = Settings(models_dir=tiny_models_dir, data_dir=tmp_path / "d2", instructor_token="t" * 32, models_on_phones=True)
+    with TestClient(create_app(settings), base_url="http://localhost") as c:
+        assert c.get("/api/models").json()["models_on_phones"] is True
 
 
 def test_engine_files_are_immutable_and_compressed_once(client):
@@ -110,15 +133,26 @@ def test_export_static_writes_the_pages_engine_and_models(tiny_models_dir, tmp_p
         html = (out / (path.strip("/") + "/index.html" if path != "/" else "index.html")).read_text()
         assert '<meta name="playground-build" content="static">' in html
         assert "script-src 'self' 'wasm-unsafe-eval'" in html and "'unsafe-eval'" not in html
-        assert (NOTICE in html) == (path not in ON_DEVICE)
+        assert ("needs the playground's server" in html) == (path in NEEDS)
+        assert not re.search(r'(?:href|src)="/', html), path  # every link relative: any path prefix works
+        assert "this server" not in html, path
     assert (out / "static" / "lib" / "engine.js").read_bytes() == (REPO / "static" / "lib" / "engine.js").read_bytes()
+    # nothing dead: no Swagger UI (no /docs), no second WebAssembly, no plain copy beside a .gz
+    assert not (out / "static" / "vendor" / "swagger-ui").exists()
+    assert not list((out / "static").rglob("*.wasm")) and not (out / "static" / "pages" / "train.js").exists()
     models = json.loads((out / "api" / "models").read_text())
     assert models["static_build"] and [s["id"] for s in models["sets"]] == [models["default"]]
     manifest = json.loads((out / "web" / "models" / "default" / "manifest.json").read_text())
     assert manifest == json.loads((out / "web" / "models" / models["default"] / "manifest.json").read_text())
-    for url in [p["url"] for p in manifest["models"].values()] + [manifest["engine"]["wasm"], manifest["engine"]["module"]]:
-        data = (out / url.lstrip("/")).read_bytes()
-        assert gzip.decompress((out / (url.lstrip("/") + ".gz")).read_bytes()) == data
+    here = out / "web" / "models" / "default"
+    wasm = (REPO / "static" / "vendor" / "onnxruntime-web" / "ort-wasm-simd-threaded.wasm").read_bytes()
+    assert gzip.decompress((here / manifest["engine"]["wasm_packed"]).read_bytes()) == wasm
+    assert (here / manifest["engine"]["module"]).is_file()
+    for fam, part in manifest["models"].items():
+        packed = (here / part["packed"]).resolve()
+        assert "url" not in part and packed.stat().st_size == part["gzip_bytes"]
+        assert gzip.decompress(packed.read_bytes()) == (tiny_models_dir / "web" / part["file"]).read_bytes()
+    assert not [p for p in (out / "web").rglob("*.onnx")]
     # a second export replaces the first; a folder holding something else is refused
     export(out, tiny_models_dir)
     other = tmp_path / "other"

@@ -1,0 +1,149 @@
+"""The static copy (python -m app export-static) as a student meets it (issue 35): published under a
+sub-path (/playground/, as a GitHub Pages project site serves it) by a plain static server (Python's
+http.server serving the parent folder, which sends no compression), in Chromium at 390x844 and 1280x720:
+styles and scripts load, Generation and Mask-Fill compute on the device, the browser fetches only the
+gzip copies and unpacks them itself, the download shows its progress, a page change does not start
+it again, and the pages that need a server are short pages that say so, with no error box or console
+error."""
+from __future__ import annotations
+
+import functools
+import re
+import threading
+import time
+from contextlib import contextmanager
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.config import Settings
+from app.main import create_app
+from app.static_build import NEEDS, export
+from tests.browser.test_engine import LOAD_MS, badge, shown_text
+
+pytestmark = pytest.mark.browser
+SHOTS = Path("/tmp/static-site-shots")
+PREFIX = "/playground/"
+
+
+class Handler(SimpleHTTPRequestHandler):
+    """http.server's own handler, recording each GET; `rate` (bytes/s) slows the .gz files down."""
+    log: list = []
+    rate: float = 0
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        self.log.append(self.path)
+        super().do_GET()
+
+    def copyfile(self, source, outputfile):
+        if not (self.rate and self.path.endswith(".gz")):
+            return super().copyfile(source, outputfile)
+        while chunk := source.read(16384):
+            outputfile.write(chunk)
+            time.sleep(len(chunk) / self.rate)
+
+
+@contextmanager
+def plain_server(root: Path, rate: float = 0):
+    handler = type("H", (Handler,), {"log": [], "rate": rate})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(root)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", handler.log
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="module")
+def site(tiny_models_dir, tmp_path_factory):
+    root = tmp_path_factory.mktemp("host")
+    export(root / PREFIX.strip("/"), tiny_models_dir)
+    return root
+
+
+def failed_requests(page) -> list:
+    bad = []
+    page.on("response", lambda r: bad.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+    return bad
+
+
+def test_the_copy_works_under_a_sub_path_on_a_plain_server(browser, make_page, site, tiny_models_dir, tmp_path):
+    SHOTS.mkdir(exist_ok=True)
+    settings = Settings(models_dir=tiny_models_dir, data_dir=tmp_path / "data", instructor_token="t" * 32)
+    with TestClient(create_app(settings), base_url="http://localhost") as client:
+        expected = client.post("/api/generate", json={"prompt": "the sea ", "max_new_tokens": 200, "seed": 4}).json()["text"]
+    with plain_server(site) as (base, log):
+        for width, height in ((390, 844), (1280, 720)):
+            context, page, rec = make_page(browser, base, width, height)
+            bad = failed_requests(page)
+            try:
+                page.goto(PREFIX + "generate/?prompt=the%20sea%20&seed=4")
+                assert page.evaluate("getComputedStyle(document.querySelector('.site-header')).display") != "inline"
+                page.wait_for_selector("#g-dists .dist-panel:not([hidden])", timeout=LOAD_MS)
+                assert badge(page) == "Computed on your device"
+                page.click("#g-stream")
+                page.wait_for_function("() => document.querySelector('#g-stream-status').textContent.startsWith('Done')",
+                                       timeout=LOAD_MS)
+                assert shown_text(page, "#g-stream-text .gen-new") == expected
+                assert "of" in page.inner_text(".engine-status") or "on your device" in page.inner_text(".engine-status")
+                page.screenshot(path=str(SHOTS / f"generate-{width}.png"), full_page=width < 1000)
+                rec.assert_clean(page)
+                page.goto(PREFIX + "mask-fill/")
+                page.wait_for_function("() => document.querySelector('#mf-status').textContent.includes('filled')",
+                                       timeout=LOAD_MS)
+                assert badge(page) == "Computed on your device"
+                page.screenshot(path=str(SHOTS / f"mask-fill-{width}.png"))
+                rec.assert_clean(page)
+                for path in NEEDS:
+                    page.goto(PREFIX + path.strip("/") + "/")
+                    assert "needs the playground's server" in page.inner_text(".static-note")
+                    assert page.inner_text("#error-box") == ""
+                    page.click("text=How to run the playground yourself")
+                    assert "python -m app" in page.inner_text("main")
+                rec.assert_clean(page)
+                page.screenshot(path=str(SHOTS / f"self-hosting-{width}.png"))
+                page.goto(PREFIX + "nsp/")
+                page.screenshot(path=str(SHOTS / f"nsp-{width}.png"))
+                page.goto(PREFIX)
+                assert "this server" not in page.inner_text("main") + page.inner_text("footer")
+                page.wait_for_selector("#h-cards > *")
+                page.screenshot(path=str(SHOTS / f"home-{width}.png"))
+                rec.assert_clean(page)
+                assert not bad, bad
+            finally:
+                context.close()
+        web = [p for p in log if "/web/" in p and not p.endswith("manifest.json")]
+        assert web and all(p.endswith(".gz") or p.endswith(".js") for p in web), web  # only the gzip copies move
+        assert all(p.startswith(PREFIX) for p in log), [p for p in log if not p.startswith(PREFIX)]
+
+
+def test_a_page_change_does_not_start_the_download_again(browser, site):
+    """The download runs in a service worker (localhost is a secure context): Generation starts it, the
+    student moves to Mask-Fill while it runs, and Mask-Fill picks it up where it is."""
+    with plain_server(site, rate=1_500_000) as (base, log):
+        context = browser.new_context(viewport={"width": 390, "height": 844}, base_url=base)
+        try:
+            page = context.new_page()
+            errors = []
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.goto(PREFIX + "generate/")
+            page.wait_for_function("() => /[1-9]\\.\\d MB of/.test(document.querySelector('.engine-status')?.textContent || '')",
+                                   timeout=LOAD_MS)
+            shown = page.inner_text(".engine-status")
+            assert re.search(r"Downloading the models to your device: \d+\.\d MB of \d+\.\d MB", shown), shown
+            page.goto(PREFIX + "mask-fill/")
+            page.wait_for_function("() => document.querySelector('#mf-status').textContent.includes('filled')", timeout=LOAD_MS)
+            page.goto(PREFIX + "generate/")
+            page.wait_for_selector("#g-dists .dist-panel:not([hidden])", timeout=LOAD_MS)
+            wasm = [p for p in log if p.endswith(".wasm.gz")]
+            assert len(wasm) == 1, log  # fetched once for the three pages
+            assert not errors, errors
+        finally:
+            context.close()
