@@ -7,11 +7,14 @@ import { el, $ } from "./dom.js";
 import { models } from "./api.js";
 import { modelId, isProjector, hiddenControls, setParams } from "./state.js";
 import { drawSharePanel } from "./share.js";
+import { fitScreen } from "./fit.js";
 
 /* ---------- projector mode and hide= ---------- */
 /* Links to other pages carry the shared state: projector mode and the chosen model set. */
+let fitting = false;
 function applyProjector(on) {
   document.documentElement.classList.toggle("projector", on);
+  if (on && !fitting && document.querySelector("main")) { fitting = true; fitScreen(document.querySelector("main")); } // a slide never scrolls
   const button = $("#projector-toggle");
   if (button) button.setAttribute("aria-pressed", on ? "true" : "false");
   const model = modelId();

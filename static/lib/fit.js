@@ -4,14 +4,14 @@
    projector's root font size is multiplied by, static/stage.css) until everything fits, never below
    `min` of the designed size; when the content shrinks again the type grows back. Layout only. */
 export function fitScreen(root, opts) {
-  const min = (opts && opts.min) || 0.55;
+  const min = (opts && opts.min) || 0.6;
   const html = document.documentElement;
   let queued = false;
   const over = () => html.scrollHeight > innerHeight || html.scrollWidth > innerWidth;
   const fit = () => {
     queued = false;
     html.style.removeProperty("--fit");
-    if (!over()) return;
+    if (!html.classList.contains("projector") || !over()) return;
     let lo = min, hi = 1; // the largest factor that fits, to within 1 %
     while (hi - lo > 0.01) {
       const mid = (lo + hi) / 2;

@@ -8,7 +8,8 @@ import { el, clear, $, debounce, typingTarget } from "../lib/dom.js";
 import { visibleChar, charName, pct, num, clamp, len, cut } from "../lib/text.js";
 import { clearError, fieldMessage } from "../lib/errors.js";
 import { api, info, latest } from "../lib/api.js";
-import { urlState } from "../lib/state.js";
+import { urlState, isProjector } from "../lib/state.js";
+import { slides } from "../lib/slides.js";
 import { valueText } from "../lib/chrome.js";
 import { table } from "../lib/charts.js";
 import { withTerms } from "../lib/glossary.js";
@@ -272,3 +273,4 @@ document.addEventListener("keydown", (e) => {
   else if (e.key === "-" || e.key === "=") step(headSel, "head", data.gpt.n_head, e.key === "=" ? 1 : -1);
 });
 load();
+if (isProjector()) slides(document.querySelectorAll("main > section.panel:has(.grid-2 .grid-scroll, .grid-2 .heat-wrap)")); // one grid pair at a time, ←/→

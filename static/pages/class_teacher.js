@@ -8,7 +8,6 @@
 import { api } from "../lib/api.js";
 import { drawItem, drawLabels, drawPooled, follow, sessionPath } from "../lib/classroom.js";
 import { $, clear, el, typingTarget } from "../lib/dom.js";
-import { fitScreen } from "../lib/fit.js";
 import { qrImage } from "../lib/qr.js";
 import { isProjector, setParams } from "../lib/state.js";
 
@@ -216,5 +215,4 @@ document.addEventListener("keydown", (e) => {
   if (act && state) { e.preventDefault(); act(); }
 });
 drawMaskPicker();
-if (isProjector()) fitScreen($("#c-live")); // every screen of the lesson fits the projector, however long its item
 start();

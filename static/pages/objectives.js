@@ -7,7 +7,8 @@ import { el, clear, $, debounce, typingTarget } from "../lib/dom.js";
 import { visibleChar, charName, pct, num, thousands, clamp, len, cut, chars as textChars } from "../lib/text.js";
 import { clearError } from "../lib/errors.js";
 import { api, info, latest } from "../lib/api.js";
-import { urlState } from "../lib/state.js";
+import { urlState, isProjector } from "../lib/state.js";
+import { slides } from "../lib/slides.js";
 import { bars, table } from "../lib/charts.js";
 import { withTerms } from "../lib/glossary.js";
 
@@ -264,3 +265,4 @@ info().then((set) => {
   syncControls();
   corrupt();
 });
+if (isProjector()) slides(document.querySelectorAll("main > section.panel")); // one strip at a time, ←/→
