@@ -7,11 +7,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from . import Strict, UnknownChar
 
-ARMS = ("full", "probe", "scratch", "ngram", "likelihood")
-ARM_NAMES = {"full": "pretrained, fully fine-tuned", "probe": "pretrained, frozen + head (linear probe)",
-             "scratch": "same model from random weights (from scratch)",
-             "ngram": "logistic regression on character 1-3-grams (no pretraining)",
-             "likelihood": "GPT's per-character likelihood with one threshold (no labels taught)"}
+ARMS = ("readout", "full", "probe", "scratch", "ngram")
+ARM_NAMES = {"readout": "the pretrained model's own head read as the task declares (nothing trained; zero labels and "
+                        "one threshold)",
+             "full": "pretrained, fine-tuned by LP-FT (probe head first, then everything at a small rate)",
+             "probe": "pretrained, frozen + head (linear probe)",
+             "scratch": "same model (or a smaller one) from random weights (from scratch)",
+             "ngram": "logistic regression on character 1-3-grams (no pretraining)"}
 MAX_CLASSIFY_CHARS = 1000
 
 
@@ -30,12 +32,14 @@ class StartFinetune(Strict):
                                   '{"text", "label"} (whole text) or {"text", "tags"} (one tag character per '
                                   'character), optional "split": "train"|"test".')
     task_name: str | None = Field(None, min_length=1, max_length=60, description="What to call an uploaded task.")
-    arms: list[Literal["full", "probe", "scratch", "ngram", "likelihood"]] = Field(
+    arms: list[Literal["readout", "full", "probe", "scratch", "ngram"]] = Field(
         list(ARMS), min_length=1, max_length=5, description=(
-            "full: the pretrained encoder and a new head, all trained; probe: a logistic regression on the frozen "
-            "pretrained encoder's features; scratch: the same architecture from random weights, all trained; "
-            "ngram: a logistic regression on character 1-3-grams (no pretraining); likelihood: GPT's per-character "
-            "log-likelihood with one threshold (whole-input tasks with two labels)."))
+            "readout: the pretrained model's own head, nothing trained (BERT's masked-LM head as a per-character task "
+            "declares, GPT's likelihood for a whole-input task with two labels), at zero labels and with one threshold; "
+            "full: LP-FT, a logistic-regression head on the frozen encoder, then everything fine-tuned; probe: a "
+            "logistic regression on the frozen pretrained encoder's features; scratch: the same architecture (and a "
+            "smaller one) from random weights, all trained; ngram: a logistic regression on character 1-3-grams (no "
+            "pretraining)."))
     sizes: list[int | Literal["all"]] = Field([8, 32, 128, "all"], min_length=1, max_length=8,
                                               description="Numbers of labelled examples to train on ('all' = every "
                                               "training example).")
@@ -77,7 +81,7 @@ class FinetuneDetail(FinetuneSummary):
     total: int | None = Field(description="Fine-tunes in the whole grid.")
     by: Literal["size", "step"] = Field(description="What the x axis is: labelled examples, or pretraining steps.")
     so_far: dict[str, dict[str, Interval]] = Field(description="Per arm and size (or step): mean and 95 % interval "
-                                                   "(Student's t over seeds) of the results so far.")
+                                                   "(Student's t over seeds) of the results so far; the readout's zero-label score under size \"0\".")
     summary: dict[str, dict[str, Interval]] | None = Field(description="The trainer's final summary, per arm and size.")
     difference: dict[str, Any] | None = Field(description="The trainer's paired differences (full minus scratch ...).")
     metric: Literal["accuracy", "f1"] | None = Field(None, description="The score: accuracy (whole-input task) or "

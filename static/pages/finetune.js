@@ -5,11 +5,12 @@ import { el, $ } from "../lib/dom.js";
 import { showError, clearError } from "../lib/errors.js";
 import { api, errorOf } from "../lib/api.js";
 import { plot } from "./finetune_plot.js";
+import { estimateSeconds, handoffWords, labelCounts, minutesWords } from "./finetune_handoff.js";
 import { ARM_TEXT, metricOf, metricWords, numbersOf, overTimeHeading, pct, renderGpt, renderHeadline, renderLegend,
   renderNotes, renderTable, series as seriesOf, sizeKeys } from "./finetune_results.js";
 
 /* ---------- one job on screen ---------- */
-const view = { id: null, detail: null, source: null, instructor: false, runs: {}, classTask: null };
+const view = { id: null, detail: null, source: null, instructor: false, runs: {}, classTask: null, tasks: {}, upload: null };
 
 async function renderOverTime(detail) {
   const box = $("#ft-over-time");
@@ -159,6 +160,7 @@ async function setUpStart(data) {
   const [models, tasks] = await Promise.all([api("/api/models", { model: false }), api("/api/tasks", { model: false })]);
   const berts = models.sets.filter((s) => (s.families || []).includes("bert"));
   $("#ft-model").replaceChildren(...berts.map((s) => el("option", { value: s.id, "data-run": s.run || "", text: s.name })));
+  for (const t of tasks.tasks) view.tasks[t.name] = t;
   $("#ft-task").replaceChildren(...tasks.tasks.map((t) => el("option", { value: t.name,
     text: t.title || t.description ? `${t.name}: ${t.title || t.description}` : t.name })),
   el("option", { value: "", text: "Upload a task file…" }));
@@ -170,9 +172,18 @@ async function setUpStart(data) {
     const fromRun = !!$("#ft-model").selectedOptions[0]?.dataset.run;
     $("#ft-snapshots").disabled = !fromRun;
     if (!fromRun) $("#ft-snapshots").checked = false;
+    estimate();
   };
   $("#ft-task").addEventListener("change", sync);
   $("#ft-model").addEventListener("change", sync);
+  for (const sel of ["#ft-sizes", "#ft-seeds"]) $(sel).addEventListener("input", estimate);
+  for (const box of document.querySelectorAll("input[name=ft-arm]")) box.addEventListener("change", estimate);
+  $("#ft-file").addEventListener("change", async () => {
+    const file = $("#ft-file").files[0];
+    view.upload = file ? labelCounts(await file.text()) : null;
+    $("#ft-file-info").textContent = view.upload ? handoffWords(view.upload) : "";
+    estimate();
+  });
   sync();
   $("#ft-start").hidden = false;
   if (params.get("class")) await classLabels(params.get("class"), sync);
@@ -191,13 +202,33 @@ async function classLabels(code, sync) {
     const text = await r.text();
     const n = text.split("\n").filter((line) => line.trim()).length;
     view.classTask = { text, name: "class " + code + " labels", lines: n };
+    view.upload = labelCounts(text);
     info.dataset.class = code;
-    info.textContent = `Ready: the pooled labels of class ${code}, ${n} labelled line${n === 1 ? "" : "s"} ` +
-      "(the class's majority per line). Start fine-tuning, or choose a file to use instead.";
+    info.textContent = `The pooled labels of class ${code}: ${n} labelled line${n === 1 ? "" : "s"} ` +
+      `(the class's majority per line). ${handoffWords(view.upload)}` +
+      (Object.keys(view.upload.counts).length > 1 ? " Start fine-tuning, or choose a file to use instead." : "");
+    estimate();
   } catch (e) {
     view.classTask = null;
     info.textContent = `The labels of class ${code} could not be loaded: ${e.message}`;
   }
+}
+
+/* Before Start: a single label is said (and Start waits), and the grid's time is estimated. */
+function estimate() {
+  const note = $("#ft-estimate");
+  const shipped = view.tasks[$("#ft-task").value];
+  const up = shipped ? null : view.upload;
+  const arms = [...document.querySelectorAll("input[name=ft-arm]:checked")].map((i) => i.value);
+  const sizes = $("#ft-sizes").value.split(",").map((s) => s.trim()).filter(Boolean);
+  const oneClass = !!up && Object.keys(up.counts).length < 2;
+  $("#ft-go").disabled = oneClass;
+  if (oneClass) { note.textContent = handoffWords(up); return; }
+  const lines = shipped ? Math.round((shipped.n_train || 0) / 0.7) : up ? up.lines : 0;
+  if (!lines || !arms.length) { note.textContent = ""; return; }
+  const secs = estimateSeconds({ lines, kind: shipped ? shipped.kind : up.kind, arms, sizes,
+    seeds: Number($("#ft-seeds").value) || 1 });
+  note.textContent = `Time: ${minutesWords(secs)} (a rough guess from the lab's measured CPU time; a busy server is slower).`;
 }
 
 async function start() {

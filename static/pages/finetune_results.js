@@ -4,15 +4,16 @@
    else `so_far` (marked as results so far, no verdict).
    API: ARM_TEXT, pct, numbersOf(detail), sizeKeys(numbers, detail), xOf(key, detail), series(detail, numbers, keys),
         renderTable(detail, numbers, keys), renderHeadline(detail), renderNotes(detail), renderGpt(detail),
+        zeroLabel(numbers), readoutSentence(detail, numbers),
         overTimeHeading(detail) */
 import { el, $ } from "../lib/dom.js";
 
-export const ARMS = ["full", "probe", "scratch", "ngram", "likelihood"];
+export const ARMS = ["readout", "full", "probe", "scratch", "ngram"];
 export const ARM_TEXT = {
-  full: "Pretrained + fine-tuned", probe: "Linear probe (frozen)", scratch: "From scratch",
-  ngram: "Character n-grams (no pretraining)", likelihood: "GPT's likelihood + 1 threshold (no labels taught)",
+  readout: "Readout: the model's own head (nothing trained)", full: "Pretrained, fine-tuned (LP-FT)",
+  probe: "Linear probe (frozen)", scratch: "From scratch", ngram: "Character n-grams (no pretraining)",
 };
-const DODGE = { full: -6, probe: -3, scratch: 0, ngram: 3, likelihood: 6 };
+const DODGE = { readout: -8, full: -4, probe: 0, scratch: 4, ngram: 8 };
 
 /* Scores always with one decimal (the table and the API's numbers compare digit for digit). */
 export const pct = (x) => (x === null || x === undefined ? "–" : (100 * x).toFixed(1) + " %");
@@ -40,6 +41,40 @@ export function sizeKeys(numbers, detail) {
 
 const final = (detail) => (detail.summary && detail.final) || {};
 
+/* The readout's zero-label score (size "0"), or null. */
+export function zeroLabel(numbers) {
+  const cell = numbers.readout && numbers.readout["0"];
+  return cell && typeof cell.mean === "number" ? cell : null;
+}
+
+/* The first sentence of a result: what the model knew before any label (or with one threshold). */
+export function readoutSentence(detail, numbers) {
+  const words = metricOf(detail) === "f1" ? "F1 on the rarer tag" : "accuracy";
+  const zero = zeroLabel(numbers);
+  const major = detail.start && detail.start.majority;
+  const base = major && typeof major.score === "number" ? ` (always answering “${major.label}”: ${pct(major.score)})` : "";
+  if (zero) return `Before any label, the model already scores ${pct(zero.mean)} ${words} reading its own pretrained head${base}.`;
+  const r = numbers.readout;
+  const key = r && Object.keys(r).find((k) => r[k] && typeof r[k].mean === "number");
+  if (key) return `Reading its own pretrained head with one threshold set on ${key} labelled examples, the model scores ` +
+    `${pct(r[key].mean)} ${words}${base}.`;
+  return "";
+}
+
+/* What the validation slice chose, said where it matters: runs still improving at their cap, the smaller
+   scratch model, a regularisation at the grid's edge. */
+function choiceNotes(detail, arm, key) {
+  const rows = (detail.results || []).filter((r) => r.arm === arm && String(r.size) === key);
+  const notes = [];
+  const improving = rows.filter((r) => r.still_improving).length;
+  if (improving) notes.push(`${improving} still improving at the step cap`);
+  const small = rows.filter((r) => String(r.model || "").includes("smaller")).length;
+  if (small) notes.push(`smaller model chosen ${small} of ${rows.length}`);
+  const edge = rows.filter((r) => r.C_at_edge).length;
+  if (edge) notes.push(`C at the grid's edge ${edge} of ${rows.length}`);
+  return notes.length ? " · " + notes.join(" · ") : "";
+}
+
 /* Did every seed of this arm at this size give one answer to every held-out text? */
 function sameAnswer(detail, arm, key, cell) {
   const counts = final(detail).same_answer;
@@ -50,8 +85,10 @@ function sameAnswer(detail, arm, key, cell) {
 
 export function series(detail, numbers, keys) {
   const out = ARMS.filter((a) => numbers[a]).map((arm) => ({ name: ARM_TEXT[arm], cls: "arm-" + arm, dodge: DODGE[arm],
-    points: keys.filter((k) => numbers[arm][k] && numbers[arm][k].mean !== null)
+    points: keys.filter((k) => k !== "0" && numbers[arm][k] && numbers[arm][k].mean !== null)
       .map((k) => ({ x: xOf(k, detail), ...numbers[arm][k] })) }));
+  const zero = zeroLabel(numbers);
+  if (zero) out.push({ name: "Readout with zero labels (a fixed rule)", cls: "arm-readout-zero", flat: zero.mean, points: [] });
   const major = (detail.start && detail.start.majority) || null;
   if (major && typeof major.score === "number") {
     out.push({ name: `Always “${major.label}” (the most common answer)`, cls: "arm-majority", flat: major.score, points: [] });
@@ -72,7 +109,7 @@ function cellText(detail, arm, key, cell) {
   if (steps && steps[arm] && typeof steps[arm][key] === "number" && (arm === "full" || arm === "scratch")) {
     text += ` · ${steps[arm][key]} steps`;
   }
-  return text;
+  return text + choiceNotes(detail, arm, key);
 }
 
 export function renderTable(detail, numbers, keys) {
@@ -109,10 +146,14 @@ export function renderHeadline(detail) {
   const p = $("#ft-gap");
   if (detail.by === "step") { p.textContent = ""; return; }
   const head = final(detail).headline;
-  if (detail.summary && head && head.text) p.textContent = head.text;
-  else if (detail.summary) p.textContent = "";
-  else p.textContent = detail.done ? "Results so far: the verdict (which differences are clear) comes when every " +
-    "fine-tune is done." : "";
+  const first = readoutSentence(detail, numbersOf(detail));
+  const cls = /^class .+ labels$/.test((detail.settings && detail.settings.task_label) || "")
+    ? `Your class's labels (${((detail.start && detail.start.labels) || []).map((l) => `“${l}”`).join(" or ")}). ` : "";
+  let rest = "";
+  if (detail.summary && head && head.text) rest = head.text;
+  else if (!detail.summary && detail.done) rest = "Results so far: the verdict (which differences are clear) comes when " +
+    "every fine-tune is done.";
+  p.textContent = [cls + first, rest].filter(Boolean).join(" ");
 }
 
 export function renderNotes(detail) {

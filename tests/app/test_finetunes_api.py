@@ -46,7 +46,7 @@ def task_text(kind: str = "sequence", n: int = 40) -> str:
     return "\n".join(json.dumps(r) for r in rows) + "\n"
 
 
-BASE = {"arms": ["full", "probe", "scratch", "ngram", "likelihood"], "sizes": [4, "all"], "seeds": 2, "steps": 8}
+BASE = {"arms": ["readout", "full", "probe", "scratch", "ngram"], "sizes": [4, "all"], "seeds": 2, "steps": 8}
 
 
 @pytest.fixture(scope="module")
@@ -126,6 +126,7 @@ def run_to_end(client, body) -> tuple[dict, list]:
     return client.get(f"/api/finetunes/{job_id}").json(), events
 
 
+@pytest.mark.slow
 @needs_trainer
 def test_a_fine_tune_runs_streams_and_its_classifiers_answer(app_client, base):
     t0 = time.monotonic()
@@ -138,7 +139,7 @@ def test_a_fine_tune_runs_streams_and_its_classifiers_answer(app_client, base):
     results = [e for k, e in events if k == "result"]
     assert job["results"] == [{k: v for k, v in e.items() if k != "event"} for e in results]
     assert job["done"] == job["total"] == 5 * 2 * 2 == len(results)
-    assert set(job["summary"]) == {"full", "probe", "scratch", "ngram", "likelihood"}
+    assert set(job["summary"]) == {"readout", "full", "probe", "scratch", "ngram"}
     assert job["metric"] == "accuracy" and job["final"]["metric"] == "accuracy"
     assert job["final"]["headline"]["text"] and set(job["final"]["cpu_seconds"]) == set(job["summary"])
     assert job["start"]["majority"]["label"] in ("king", "sea") and job["gpt_way"]["answers"]
@@ -150,7 +151,7 @@ def test_a_fine_tune_runs_streams_and_its_classifiers_answer(app_client, base):
     # classifiers are model sets, served like every other model
     sets = {s["id"]: s for s in app_client.get("/api/models").json()["sets"]}
     served = [c for c in job["classifiers"] if c.get("model")]
-    assert {c["arm"] for c in served} >= {"full"} and not {c["arm"] for c in job["classifiers"]} & {"ngram", "likelihood"}
+    assert {c["arm"] for c in served} >= {"full"} and not {c["arm"] for c in job["classifiers"]} & {"ngram", "readout"}
     for c in served:
         assert sets[c["model"]]["kind"] == "classifier" and sets[c["model"]]["families"] == ["classifier"]
         r = app_client.post("/api/classify", json={"model": c["model"], "text": "Line 3 speaks of the sea"})
@@ -167,6 +168,7 @@ def test_a_fine_tune_runs_streams_and_its_classifiers_answer(app_client, base):
     print(f"fine-tune grid of 20 on the tiny models: {time.monotonic() - t0:.1f} s")
 
 
+@pytest.mark.slow
 @needs_trainer
 def test_a_per_character_task_answers_every_character(app_client, base):
     job, _ = run_to_end(app_client, {**base, "task_text": task_text("token"), "arms": ["full"], "sizes": ["all"],

@@ -52,8 +52,10 @@ def test_the_lesson_reads_on_a_phone_and_on_a_projector(browser, ft_server, make
     page.goto("/finetune")
     page.wait_for_selector("#ft-plot svg")
     text = page.inner_text("main")
-    for term in ("Self-supervision", "CLS head", "Per-character head", "Linear probe", "From scratch",
-                 "Held-out accuracy", "95 % interval", "in-context learning"):
+    assert page.inner_text("#ft-lead").startswith("Before any label, the model already")
+    for term in ("Self-supervision", "CLS head", "Per-character head", "Readout", "Linear probe", "LP-FT", "From scratch",
+                 "Class weights", "Corrected for many comparisons", "Held-out accuracy", "95 % interval",
+                 "in-context learning"):
         assert term in text or term in page.content(), term
     assert page.is_visible("#ft-login") and page.is_hidden("#ft-start")  # students watch, the instructor starts
     assert page.is_visible("a[href='/concepts']")
@@ -76,6 +78,29 @@ def test_home_and_train_link_here(browser, ft_server, make_page):
     for path in ("/", "/train"):
         page.goto(path)
         assert page.locator("main a[href='/finetune']").count() >= 1, path
+    ctx.close()
+
+
+def test_the_hand_off_names_a_single_label_and_estimates_the_time_before_start(browser, ft_server, tmp_path, make_page):
+    """Issue 32: labels with one class only are named before Start (Start waits), and a time estimate shows."""
+    ctx, page, rec = make_page(browser, ft_server, 390, 844)
+    page.goto(f"/login#token={TOKEN}")
+    page.wait_for_url(re.compile(r"/train"))
+    page.goto("/finetune")
+    page.wait_for_selector("#ft-start:not([hidden])")
+    assert "minute" in page.inner_text("#ft-estimate")  # a shipped task: its size is known
+    page.select_option("#ft-task", "")
+    one = tmp_path / "one.jsonl"
+    one.write_text("".join(json.dumps({"text": f"what a day {i}", "label": "positive"}) + "\n" for i in range(12)))
+    page.set_input_files("#ft-file", str(one))
+    page.wait_for_function("() => document.querySelector('#ft-go').disabled")
+    assert "Only one label so far" in page.inner_text("#ft-file-info") and "“positive”" in page.inner_text("#ft-estimate")
+    page.set_input_files("#ft-file", str(task_file(tmp_path)))
+    page.wait_for_function("() => !document.querySelector('#ft-go').disabled")
+    assert "“king” 20 lines, “sea” 20 lines" in page.inner_text("#ft-file-info")
+    assert re.search(r"about (a minute|\d+ minutes) on this machine", page.inner_text("#ft-estimate"))
+    assert no_horizontal_scroll(page)
+    rec.assert_clean(page)
     ctx.close()
 
 

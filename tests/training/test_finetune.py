@@ -1,5 +1,5 @@
 """The fine-tune lab's training side: the arms really differ, the fair budget stops and keeps its best
-weights, the probe is a fitted regression put into the head, the baselines (ngram, likelihood), a tiny
+weights, the probe is a fitted regression put into the head, the ngram baseline, a tiny
 grid end to end through the command line (events, skipped sizes and arms, exported classifiers, ONNX
 parity), the per-character task, snapshots."""
 from __future__ import annotations
@@ -19,7 +19,8 @@ import torch
 
 from app.contract.task_format import parse_task
 from training.finetune import cli
-from training.finetune_loop import FinetuneConfig, TaskData, batches, finetune_one, train_arm
+from training.finetune_loop import FinetuneConfig, TaskData, batches, train_arm
+from training.finetune_lpft import finetune_one
 from training.finetune_model import Encoder, build_classifier
 from training.inspect_export import model_from_onnx
 from training.tokenizer import CharTokenizer
@@ -67,39 +68,44 @@ def test_full_changes_the_encoder_and_leaves_the_pretrained_model_alone(pretrain
     probe = build_classifier("probe", pretrained, len(data.labels), data.kind, 0)
     assert same(state(full.encoder), before) and same(state(full.head), state(probe.head))  # same start, same head init
     assert all(not p.requires_grad for p in probe.encoder.parameters())
-    info = train_arm(full, "full", data, data.choose(8, 0), [], 0, cfg)
-    assert info == {"steps": 4, "best_step": 4, "stopped": "fixed steps"}
+    info = train_arm(full, 3e-4, data, data.choose(8, 0), [], 0, cfg)
+    assert (info["steps"], info["best_step"], info["stopped"], info["still_improving"]) == (4, 4, "fixed steps", False)
     assert not same(state(full.encoder), before)
     assert same(state(Encoder.from_bert(pretrained)), before)  # the pretrained model itself is untouched
 
 
 @pytest.mark.slow
-def test_the_fair_budget_stops_on_its_validation_slice_and_keeps_the_best_weights(pretrained, data):
-    cfg = FinetuneConfig(batch_size=4, min_cap=30, max_cap=30, patience=2, min_steps=10)
+def test_the_validation_slice_chooses_the_step_and_lp_ft_starts_from_the_probe(pretrained, data):
+    cfg = FinetuneConfig(batch_size=4, min_cap=30, max_cap=30, patience=2)
     chosen = data.choose(12, 0)
     fit, val = data.split(chosen, 0, cfg.val_share)
     assert set(fit).isdisjoint(val) and sorted(fit + val) == chosen
     assert {data.train[i][1] for i in val} == {0, 1, 2}  # one of each label at least
     model = build_classifier("scratch", pretrained, len(data.labels), data.kind, 0)
-    info = train_arm(model, "scratch", data, fit, val, 0, cfg)
-    assert info["steps"] <= cfg.cap(len(fit)) == 30 and 0 < info["best_step"] <= info["steps"]
+    info = train_arm(model, 1e-3, data, fit, val, 0, cfg)
+    assert info["steps"] <= cfg.cap(len(fit)) == 30 and 0 <= info["best_step"] <= info["steps"]
     assert info["stopped"] in ("cap", "validation stopped improving")
-    assert info["best_step"] % cfg.eval_every(len(fit)) == 0  # the weights kept are those of a check
+    assert info["best_step"] % cfg.eval_every(len(fit)) == 0  # the weights kept are those of a check (0 = the start)
+    assert info["still_improving"] == (info["stopped"] == "cap" and info["best_step"] == info["steps"])
     _, preds, info = finetune_one(pretrained, data, "full", 12, 0, cfg)
     assert info["examples"] == 12 and info["validation"] == 3 and len(preds) == len(data.test)
+    assert info["lr"] in cfg.lr["full"] and info["C"] is not None  # LP-FT: a probe head first, a rate from the grid
+    _, _, info = finetune_one(pretrained, data, "scratch", 12, 0, cfg)
+    assert info["model"].startswith(f"{pretrained.cfg.n_layer} layers x") or info["model"] == "2 layers x 96 (smaller)"
     assert cfg.cap(10_000) == cfg.max_cap and cfg.cap(6) == cfg.min_cap  # the cap grows with the data, within bounds
 
 
+@pytest.mark.slow
 def test_the_probe_is_a_regression_put_into_the_head(pretrained, data):
     """The linear probe fits a logistic regression on frozen features; the exported head answers the same."""
-    from training.finetune_linear import ProbeFeatures, head_from_regression, probe
+    from training.finetune_linear import C_GRID, ProbeFeatures, head_from_regression, probe
     from training.finetune_loop import predict
 
     frozen = build_classifier("probe", pretrained, len(data.labels), data.kind, 0)
     feats = ProbeFeatures(frozen, data)
     fit, val = data.split(data.choose(None, 0), 0, 0.25)
     clf, scaler, preds, info = probe(feats, data, fit, val, 0)
-    assert info["C"] in (0.01, 0.1, 1.0, 10.0) and info["steps"] >= 1
+    assert info["C"] in C_GRID and info["C_at_edge"] == (info["C"] in (C_GRID[0], C_GRID[-1])) and info["steps"] >= 1
     model = build_classifier("probe", pretrained, len(data.labels), data.kind, 0)
     head_from_regression(model, clf, scaler, len(data.labels))
     assert predict(model, data, data.test, FinetuneConfig()) == preds
@@ -110,24 +116,15 @@ def test_the_probe_is_a_regression_put_into_the_head(pretrained, data):
     assert np.abs(probs - want).max() < 1e-4
 
 
-def test_ngram_reads_character_pieces_and_likelihood_sets_one_threshold(data):
-    from training.finetune_likelihood import Likelihood, why_not
-    from training.finetune_linear import char_windows, ngram
+def test_ngram_reads_character_pieces_with_class_weights(data):
+    from training.finetune_linear import C_GRID, char_windows, ngram
 
     fit, val = data.split(data.choose(None, 0), 0, 0.25)
     preds, info = ngram(data, fit, val, 0)
     right = sum(p == y for p, (_, y) in zip(preds, data.test))
-    assert right == len(data.test) and info["C"] in (0.01, 0.1, 1.0, 10.0)  # the themes differ in their words
+    assert right == len(data.test) and info["C"] in C_GRID  # the themes differ in their words
     w = char_windows("ab")
     assert w[0]["1-3^"] == 1 and w[0]["10a"] == 1 and w[1]["2-1ab"] == 1 and w[1]["12$"] == 1
-    assert "two labels" in why_not(data, True)
-    lk = Likelihood.__new__(Likelihood)
-    lk.train, lk.test = np.array([-1.0, -1.2, -3.0, -2.8, -0.9, -3.1]), np.array([-1.1, -2.9])
-    two = TaskData.__new__(TaskData)
-    two.labels, two.train = ["backwards", "forwards"], [("", 1), ("", 1), ("", 0), ("", 0), ("", 1), ("", 0)]
-    preds, info = lk.run(two, [0, 1, 2, 3, 4, 5])
-    assert preds == [1, 0] and info["above"] == "forwards" and info["labelled_right"] == 1.0
-    assert -2.8 < info["threshold"] < -1.2
 
 
 def test_scratch_starts_from_a_fresh_init(pretrained, data):
@@ -184,7 +181,7 @@ def test_a_tiny_grid_end_to_end_through_the_command_line(tiny_models_dir, task_f
     out = tmp_path / "ft"
     env = os.environ | {"PYTHONPATH": str(REPO)}
     proc = subprocess.run([sys.executable, "-m", "training", "finetune", "--model", str(tiny_models_dir), "--task", str(task_file),
-                           "--arms", "full,probe,scratch,ngram,likelihood", "--sizes", "3,6,500,all", "--seeds", "2",
+                           "--arms", "readout,full,probe,scratch,ngram", "--sizes", "3,6,500,all", "--seeds", "2",
                            "--steps", "4", "--out", str(out)],
                           capture_output=True, text=True, cwd=REPO, env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -194,7 +191,7 @@ def test_a_tiny_grid_end_to_end_through_the_command_line(tiny_models_dir, task_f
     assert start["labels"] == ["crown", "ghost", "sea"] and start["n_test"] == 9 and start["jobs"] == 16
     assert start["sizes"] == [6, "all"] and start["arms"] == ["full", "probe", "scratch", "ngram"]
     skipped = {str(s.get("size", s.get("arm"))): s["why"] for s in start["skipped"]}
-    assert "at least 6" in skipped["3"] and "more than the 27" in skipped["500"] and "two labels" in skipped["likelihood"]
+    assert "at least 6" in skipped["3"] and "more than the 27" in skipped["500"] and "two labels" in skipped["readout"]
     assert "9 test texts only" in start["notes"][0] and start["majority"]["accuracy"] == pytest.approx(1 / 3)
     results = [e for e in middle if e["event"] == "result"]
     assert len(results) == 16 and {(r["arm"], r["size"], r["seed"]) for r in results} == {
@@ -229,13 +226,14 @@ def test_a_tiny_grid_end_to_end_through_the_command_line(tiny_models_dir, task_f
     assert not list((out / "classifiers").glob(".*tmp"))
 
 
+@pytest.mark.slow
 def test_exported_classifier_matches_pytorch(pretrained, data, tmp_path, tiny_models_dir):
     from training.finetune_export import export_classifier
     from training.finetune_model import encode_batch
     from training.tokenizer import UNK
 
     model = build_classifier("full", pretrained, len(data.labels), data.kind, 0)
-    train_arm(model, "full", data, data.choose(None, 0), [], 0, FinetuneConfig(fixed_steps=2, batch_size=4))
+    train_arm(model, 3e-4, data, data.choose(None, 0), [], 0, FinetuneConfig(fixed_steps=2, batch_size=4))
     export_classifier(model, tmp_path, "full", {"task": "themes"}, tiny_models_dir / "vocab.json", "t", "t")
     text = "the ghost at night, again!"
     b = encode_batch([text], [0], "sequence", data.stoi, UNK, pretrained.cfg.context)
@@ -247,17 +245,19 @@ def test_exported_classifier_matches_pytorch(pretrained, data, tmp_path, tiny_mo
 @pytest.mark.slow
 def test_per_character_task_from_a_corpus(tiny_models_dir, tiny_corpus, tmp_path):
     rc, events = run_cli(["--model", str(tiny_models_dir), "--task", "capitals", "--corpus", str(tiny_corpus),
-                          "--arms", "full,probe,ngram,likelihood", "--sizes", "all", "--seeds", "1", "--steps", "3",
+                          "--arms", "readout,full,probe,ngram", "--sizes", "all", "--seeds", "1", "--steps", "3",
                           "--out", str(tmp_path)])
     assert rc == 0, events[-1]
     assert events[0]["kind"] == "token" and events[0]["labels"] == ["0", "1"] and events[0]["metric"] == "f1"
-    assert events[0]["skipped"][0]["arm"] == "likelihood" and events[0]["majority"]["f1"] == 0.0
+    assert events[0]["skipped"] == [] and events[0]["majority"]["f1"] == 0.0 and "capital" in events[0]["readout"]
     results = [e for e in events if e["event"] == "result"]
-    assert {r["arm"] for r in results} == {"full", "probe", "ngram"}
+    assert {r["arm"] for r in results} == {"readout", "full", "probe", "ngram"}
+    assert results[0]["arm"] == "readout" and results[0]["size"] == 0 and results[0]["examples"] == 0  # zero labels first
     assert all(r["metric"] == "f1" and r["score"] == r["f1"] and 0 <= r["f1"] <= 1 for r in results)
     ngram = next(r for r in results if r["arm"] == "ngram")
     assert ngram["f1"] > 0.9  # every capital of the tiny corpus starts a line or follows "speaker"
-    assert events[-1]["metric"] == "f1" and set(events[-1]["results"]) == {"full", "probe", "ngram"}
+    assert events[-1]["metric"] == "f1" and set(events[-1]["results"]) == {"readout", "full", "probe", "ngram"}
+    assert set(events[-1]["results"]["readout"]) == {"0", "all"} and events[-1]["readout"]["text"].startswith("Before any label")
     gpt = next(e for e in events if e["event"] == "gpt_way")
     assert gpt["unit"] == "characters" and 0 <= gpt["accuracy"] <= 1 and 0 <= gpt["f1"] <= 1
     card = json.loads((tmp_path / "classifiers" / "full" / "classifier.card.json").read_text())
@@ -280,6 +280,7 @@ def export_fresh_bert(models_dir: Path, dest: Path, seed: int = 0):
     return fresh
 
 
+@pytest.mark.slow
 def test_a_freshly_initialised_export_loads_back_exactly(tiny_models_dir, tmp_path):
     fresh = export_fresh_bert(tiny_models_dir, tmp_path / "step-000000")
     import onnx

@@ -1,0 +1,59 @@
+/* The class hand-off before Start (issue 32): what the pooled labels hold, named before anything runs
+   (a task needs two labels at least: one class only is said here, not as an error after Start), and
+   a rough time estimate for the grid the form would start.
+   API: labelCounts(text) -> {kind, counts: {label: n}, lines, bad}; handoffWords(info) -> sentence;
+        estimateSeconds({lines, kind, arms, sizes, seeds, cores}) -> seconds; minutesWords(seconds). */
+
+/* Labels per line of a task file's text (JSON Lines): whole-input "label", or per-character "tags". */
+export function labelCounts(text) {
+  const counts = {};
+  let kind = null, lines = 0, bad = 0;
+  for (const line of text.split("\n")) {
+    if (!line.trim()) continue;
+    lines += 1;
+    let row;
+    try { row = JSON.parse(line); } catch { bad += 1; continue; }
+    if (row && typeof row.label === "string") {
+      kind = kind || "sequence";
+      counts[row.label] = (counts[row.label] || 0) + 1;
+    } else if (row && typeof row.tags === "string") {
+      kind = kind || "token";
+      for (const t of row.tags) counts[t] = (counts[t] || 0) + 1;
+    } else bad += 1;
+  }
+  return { kind, counts, lines, bad };
+}
+
+/* One sentence for the start form: the labels and how many lines carry each; a single class named. */
+export function handoffWords(info) {
+  const names = Object.keys(info.counts);
+  const unit = info.kind === "token" ? "characters" : "lines";
+  const list = names.map((l) => `“${l}” ${info.counts[l]} ${unit}`).join(", ");
+  if (names.length === 0) return "No labelled lines yet: the class has nothing to fine-tune on.";
+  if (names.length === 1) {
+    return `Only one label so far: every labelled line says “${names[0]}”. A fine-tune needs at least two different ` +
+      "labels to tell apart: label some lines with another answer first.";
+  }
+  return `Labels: ${list}.`;
+}
+
+/* Rough CPU-seconds per fine-tune (measured on the shipped tasks, docs/finetune.md "Speed"): the trained
+   arms grow with the examples they read; the readout, probe and n-grams cost little after their setup. */
+const PER_JOB = { full: (n) => 4 + 0.5 * n, scratch: (n) => 3 + 0.4 * n, probe: () => 0.5, ngram: () => 0.5, readout: () => 0.1 };
+const SETUP = 15; // loading the models, the readout's and the probe's one pass over every example
+
+export function estimateSeconds({ lines, kind, arms, sizes, seeds, cores = 2 }) {
+  const chars = kind === "token" ? 1.5 : 1; // a per-character task scores every character: a bit slower
+  let total = SETUP;
+  for (const s of sizes) {
+    const n = s === "all" ? lines * 0.7 : Number(s);
+    if (!(n >= 2) || (s !== "all" && n >= lines * 0.7)) continue; // larger than the labelled set: the trainer skips it
+    for (const arm of arms) total += seeds * (PER_JOB[arm] ? PER_JOB[arm](n) : 1) * chars;
+  }
+  return total / Math.max(1, Math.min(cores, 2));
+}
+
+export function minutesWords(seconds) {
+  if (seconds < 90) return "about a minute on this machine";
+  return `about ${Math.round(seconds / 60)} minutes on this machine`;
+}
