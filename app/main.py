@@ -26,11 +26,11 @@ from .config import Settings
 from .hosts import HostAllowList
 from .middleware import BodySizeLimit
 from .finetunes.jobs import FinetuneManager
+from .jobs import install_stop_hook, rescan
 from .registry import Registry
 from .routers import (attention, compare, concepts, device, docs, electra, finetunes, generation, login, mask_fill, meta,
                       nsp, objectives, qr, runs)
 from .runs import RunManager
-from .runs.events import install_stop_hook
 from .runtime import Runtime, limit_malloc_arenas
 from .security import HEADERS, SecurityHeaders
 
@@ -69,8 +69,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             logging.getLogger("app").warning("class sessions are off: their database could not be opened: %s", e)
         await to_thread.run_sync(app.state.runs.startup)
         await to_thread.run_sync(app.state.finetunes.startup)
-        install_stop_hook(app.state.runs)  # SIGINT/SIGTERM end the run streams and the trainers at once
-        scans = [asyncio.create_task(runs.rescan(m)) for m in (app.state.runs, app.state.finetunes)]  # other workers' sets
+        install_stop_hook(app.state.runs, app.state.finetunes)  # SIGINT/SIGTERM end the streams and trainers at once
+        scans = [asyncio.create_task(rescan(m)) for m in (app.state.runs, app.state.finetunes)]  # other workers' sets
         limiter = to_thread.current_default_thread_limiter()
         if settings.thread_pool:
             limiter.total_tokens = settings.thread_pool

@@ -17,7 +17,7 @@ from fastapi.openapi.utils import get_openapi
 
 from .contract import bert_pair_room, bert_text_room
 from .registry import ModelSet
-from .routers.concepts import bank as concept_bank
+from .concepts import bank as concept_bank
 from .schemas import MAX_MASKS, MAX_TEXT_CHARS
 
 MASK_MARKER_EXTRA = len("[MASK]") - 1  # a marker is 6 characters of text but one token

@@ -4,12 +4,14 @@ real ONNX files without depending on the shipped models' numbers. Building them 
 makes them changes (`tiny_build_dir`)."""
 from __future__ import annotations
 
+import ast
 import contextlib
 import fcntl
 import hashlib
 import importlib.util
 import io
 import os
+import re
 import shutil
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -79,11 +81,50 @@ def build_tiny(folder: Path) -> None:
                 eval_pairs=100, eval_chars=5000, quiz_items=20)
 
 
+TINY_ROOTS = ("training.train", "training.package")  # what build_tiny imports
+MODULE_REF = re.compile(r"^(?:training|app)(?:\.\w+)+(?::\w+)?$")  # "training.objectives:CausalLM" in a table
+
+
+def module_file(name: str) -> Path | None:
+    base = REPO.joinpath(*name.split("."))
+    return next((p for p in (base.with_suffix(".py"), base / "__init__.py") if p.is_file()), None)
+
+
+def imported_files(roots=TINY_ROOTS) -> set[Path]:
+    """The repository's Python files that `roots` import, directly or not, read statically (nothing
+    is imported): import statements anywhere in a file (lazy ones too), and "module:attribute"
+    strings, the family table's way of naming code. A package's __init__ counts for its modules."""
+    seen: set[Path] = set()
+    todo = [module_file(r) for r in roots]
+    while todo:
+        path = todo.pop()
+        if path is None or path in seen:
+            continue
+        seen.add(path)
+        parts = list(path.relative_to(REPO).with_suffix("").parts)
+        package = parts[:-1]
+        for node in ast.walk(ast.parse(path.read_bytes())):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = ".".join([*package[:len(package) - node.level + 1], *([node.module] if node.module else [])]) \
+                    if node.level else node.module or ""
+                names = [base, *(f"{base}.{a.name}" for a in node.names)]
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and MODULE_REF.match(node.value):
+                names = [node.value.split(":")[0]]
+            for name in names:
+                bits = name.split(".")
+                if bits[0] in ("training", "app"):
+                    todo += [module_file(".".join(bits[:i])) for i in range(1, len(bits) + 1)]
+    return seen
+
+
 def tiny_fingerprint() -> str:
-    """What the tiny models depend on: the trainer's and the contract's code, this file, the libraries."""
+    """What the tiny models depend on: the code build_tiny imports (`imported_files`, so an edit to
+    the fine-tune lab or the app's routers keeps them), this file, the libraries."""
     h = hashlib.sha256()
-    for path in sorted([*(REPO / "training").rglob("*.py"), *(REPO / "app" / "contract").rglob("*.py"),
-                        Path(__file__).resolve()]):
+    for path in sorted([*imported_files(), Path(__file__).resolve()]):
         h.update(str(path.relative_to(REPO)).encode() + b"\0" + path.read_bytes())
     for dist in ("torch", "onnx", "onnxscript", "onnxruntime", "numpy"):
         try:
@@ -97,7 +138,7 @@ def tiny_fingerprint() -> str:
 def tiny_build_dir(request, tmp_path_factory) -> Path:
     """The tiny GPT and BERT (`build_tiny`), built once per version of the code that makes them: kept in
     pytest's cache (.pytest_cache/d/tiny-models/<fingerprint>/) and reused by later sessions. Rebuilt
-    when training/, app/contract/, this file or a library changes, after `--cache-clear`, and in every
+    when the code they are built with (`imported_files`), this file or a library changes, after `--cache-clear`, and in every
     session with PLAYGROUND_TEST_FRESH_MODELS=1 (a fresh machine, as in CI, builds them anyway).
     Tests only read it. Sessions started at once build it once (a file lock)."""
     cache = getattr(request.config, "cache", None)

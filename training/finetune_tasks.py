@@ -43,87 +43,11 @@ from app.contract.task_format import Task, TaskFormatError, parse_task
 
 TASKS_DIR = Path(__file__).parent / "tasks"
 
-SHIPPED = {
-    "spelling": {
-        "readout": {"gpt": "spelt right"},
-        "file": "spelling.jsonl",
-        "description": "Is every word of this sentence spelt right, or are the letters of its words jumbled? (whole "
-                       "input; the pretraining objective in disguise: GPT's likelihood alone tells)",
-        "provenance": "352 sentences written for this project (the sentiment set's); every other one has the letters "
-                      "of each word of 3+ letters jumbled by a seeded shuffle; every third sentence of each list is "
-                      "held out for test (training/build_tasks.py)",
-    },
-    "backwards": {
-        "readout": {"gpt": "forwards"},
-        "file": "backwards.jsonl",
-        "description": "Is this line of Shakespeare written forwards or backwards? (whole input; the pretraining "
-                       "objective in disguise: GPT's likelihood alone tells)",
-        "provenance": "Spoken passages (30-60 characters) of the shipped corpus's two test plays, Julius Caesar and "
-                      "The Tempest (never seen in pretraining), every other one reversed; labelled examples from the "
-                      "first 70 % of each play, test passages from the last 30 % (training/build_tasks.py)",
-    },
-    "capitals": {
-        "readout": {"masked": "upper"},
-        "file": "capitals.jsonl",
-        "description": "Restore the capital letters of lowercased text (per character: 1 = was a capital)",
-        "provenance": "Lines of the shipped corpus's two validation plays (Macbeth, Twelfth Night), lowercased; "
-                      "the tags are the original capitals. First 70 % of the text for training, last 30 % for test "
-                      "(training/build_tasks.py; any corpus: --task capitals --corpus PATH)",
-    },
-    "spaces": {
-        "readout": {"insert": " "},
-        "file": "spaces.jsonl",
-        "description": "Where do the words end? The spaces of a passage removed (per character: 1 = a space came after; "
-                       "BERT's own head already reads it: p(' ') at a [MASK] put between two characters)",
-        "provenance": "Spoken passages (40-100 characters) of Julius Caesar and The Tempest, spaces removed "
-                      "(training/finetune_candidates.py)",
-    },
-}
-
-# Measured, runnable by name, not on the page's list (module docstring).
-CANDIDATES = {
-    "punctuation": {
-        "readout": {"insert": ",.;:!?"},
-        "file": "punctuation.jsonl",
-        "description": "Restore the punctuation: , . ; : ! ? removed (per character: 1 = a mark came after)",
-        "provenance": "Spoken passages (40-100 characters) of Julius Caesar and The Tempest, marks removed "
-                      "(training/finetune_candidates.py)",
-    },
-    "typos": {
-        "readout": {"masked": "other"},
-        "file": "typos.jsonl",
-        "description": "Find the typos: about one letter in ten replaced by another (per character: 1 = replaced)",
-        "provenance": "Spoken passages (40-100 characters) of Julius Caesar and The Tempest, letters replaced by a "
-                      "seeded rule (training/finetune_candidates.py)",
-    },
-    "follows": {
-        "file": "follows.jsonl",
-        "description": "Does the second line follow the first in the play, or come from elsewhere? (whole input)",
-        "provenance": "Consecutive spoken lines of Julius Caesar and The Tempest, every other pair's second line "
-                      "swapped for a line from the same part of the play (training/finetune_candidates.py)",
-    },
-    "verse": {
-        "file": "verse.jsonl",
-        "description": "Is this speech (lowercased, its lines joined) verse or prose? (whole input)",
-        "provenance": "Speeches of two or more lines of Julius Caesar and The Tempest; verse where every line starts "
-                      "with a capital in the corpus, prose where one starts small (training/finetune_candidates.py)",
-    },
-    "sentiment": {
-        "readout": "none",
-        "file": "sentiment.jsonl",
-        "description": "Is a short sentence positive or negative? (whole input: one answer per sentence)",
-        "provenance": "352 sentences (176 positive, 176 negative) written for this project; every third "
-                      "sentence of each list is held out for test (training/build_tasks.py)",
-    },
-    "plays": {
-        "readout": "none",
-        "file": "plays.jsonl",
-        "description": "Which play does this passage come from: Julius Caesar or The Tempest? (whole input)",
-        "provenance": "Spoken lines of the shipped corpus's two test plays (never seen in pretraining); "
-                      "labelled examples from the first 70 % of each play, test passages from the last 30 % "
-                      "(training/build_tasks.py)",
-    },
-}
+# The table of shipped tasks and candidates (file, description, provenance, readout): tasks/tasks.json,
+# the one table the app reads too (app/finetunes/tasks.py lists the shipped ones without a process).
+_TABLE = json.loads((TASKS_DIR / "tasks.json").read_text(encoding="utf-8"))
+SHIPPED: dict[str, dict] = _TABLE["shipped"]
+CANDIDATES: dict[str, dict] = _TABLE["candidates"]  # measured, runnable by name, not on the page's list
 
 CAPITALS_CHUNK = (40, 100)  # a passage: whole lines joined until at least 40 characters, at most 100
 CAPITALS_TRAIN, CAPITALS_TEST = 300, 100

@@ -4,7 +4,7 @@ a server proves that a run is alive by failing to take the lock, never by a PID 
 been reused. The file also names the holder: its PID and the PID's start time (/proc), so that a
 server signals that PID only while the lock is held and the start time still matches.
 
-No torch here: taken before the heavy imports. app/runs/liveness.py reads the same file (the
+No torch here: taken before the heavy imports. app/jobs/liveness.py reads the same file (the
 name and fields are restated there; tests/training/test_run_lock.py holds the two together)."""
 from __future__ import annotations
 

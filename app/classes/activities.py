@@ -17,9 +17,8 @@ from dataclasses import dataclass, field
 
 from ..errors import ApiError
 from ..registry import Registry
-from ..routers.concepts import bank as concept_bank
-from ..routers.mask_fill import masked_input
-from ..routers.nsp import label as nsp_label, pair_ids, quiz_bank
+from ..concepts import bank as concept_bank
+from ..inputs import label as nsp_label, masked_input, pair_ids, quiz_bank
 
 ACTIVITIES = ("nsp", "bert", "concept", "label")
 PAGES = ("lobby", *ACTIVITIES, "end")

@@ -17,8 +17,8 @@ from sqlalchemy.orm import Session
 
 from ..errors import ApiError
 from ..registry import Registry
-from ..routers.concepts import bank as concept_bank
-from ..routers.nsp import quiz_bank
+from ..concepts import bank as concept_bank
+from ..inputs import quiz_bank
 from . import activities
 from .codes import clean_nickname, display_code, new_code, normalize_code
 from .db import Database

@@ -57,35 +57,49 @@ def partial_summary(results: list[dict], by: str = "size") -> dict:
     return {arm: {k: interval(v) for k, v in sizes.items()} for arm, sizes in groups.items()}
 
 
+def new_state() -> dict:
+    return {"start": None, "results": [], "classifiers": [], "gpt_way": None, "summary": None,
+            "difference": None, "final": None, "metric": None, "error": None, "done": 0, "total": None}
+
+
+def fold_one(state: dict, e: dict) -> None:
+    """Fold one event line into the state (as it arrives)."""
+    kind = e.get("event")
+    if kind == "start":
+        state["start"] = {k: v for k, v in e.items() if k != "event"}
+        state["total"] = e.get("jobs")
+        state["metric"] = e.get("metric", "accuracy")
+    elif kind == "result":
+        state["results"].append({k: v for k, v in e.items() if k != "event"})
+        state["done"] += 1
+    elif kind == "classifier":
+        state["classifiers"].append({k: v for k, v in e.items() if k != "event"})
+    elif kind == "gpt_way":
+        state["gpt_way"] = {k: v for k, v in e.items() if k != "event"}
+    elif kind == "summary":
+        state["summary"] = e.get("results")
+        if isinstance(e.get("by_step"), list):  # from snapshots: the full arm, by pretraining step
+            state["summary"] = {"full": {str(b.get("step")): {k: b.get(k) for k in ("mean", "lo", "hi", "n")}
+                                         for b in e["by_step"] if isinstance(b, dict)}}
+        state["difference"] = e.get("difference")
+        state["final"] = {k: v for k, v in e.items() if k in FINAL_KEYS}
+        if e.get("gpt_way") is not None:
+            state["gpt_way"] = e.get("gpt_way")
+    elif kind == "error":
+        state["error"] = e.get("message")
+
+
+def finish(state: dict) -> dict:
+    """The job's results so far as shown: a copy of the folded state with `by` and `so_far`."""
+    out = {**state, "results": list(state["results"]), "classifiers": list(state["classifiers"])}
+    out["by"] = "step" if any("step" in r for r in out["results"]) else "size"
+    out["so_far"] = partial_summary(out["results"], out["by"])
+    return out
+
+
 def fold(lines: list[dict]) -> dict:
     """The job's results so far from its event lines, in order."""
-    state: dict = {"start": None, "results": [], "classifiers": [], "gpt_way": None, "summary": None,
-                   "difference": None, "final": None, "metric": None, "error": None, "done": 0, "total": None}
+    state = new_state()
     for e in lines:
-        kind = e.get("event")
-        if kind == "start":
-            state["start"] = {k: v for k, v in e.items() if k != "event"}
-            state["total"] = e.get("jobs")
-            state["metric"] = e.get("metric", "accuracy")
-        elif kind == "result":
-            state["results"].append({k: v for k, v in e.items() if k != "event"})
-            state["done"] += 1
-        elif kind == "classifier":
-            state["classifiers"].append({k: v for k, v in e.items() if k != "event"})
-        elif kind == "gpt_way":
-            state["gpt_way"] = {k: v for k, v in e.items() if k != "event"}
-        elif kind == "summary":
-            state["summary"] = e.get("results")
-            if isinstance(e.get("by_step"), list):  # from snapshots: the full arm, by pretraining step
-                state["summary"] = {"full": {str(b.get("step")): {k: b.get(k) for k in ("mean", "lo", "hi", "n")}
-                                             for b in e["by_step"] if isinstance(b, dict)}}
-            state["difference"] = e.get("difference")
-            state["final"] = {k: v for k, v in e.items() if k in FINAL_KEYS}
-            if e.get("gpt_way") is not None:
-                state["gpt_way"] = e.get("gpt_way")
-        elif kind == "error":
-            state["error"] = e.get("message")
-    snapshots = any("step" in r for r in state["results"])
-    state["by"] = "step" if snapshots else "size"
-    state["so_far"] = partial_summary(state["results"], state["by"])
-    return state
+        fold_one(state, e)
+    return finish(state)

@@ -13,7 +13,7 @@ from ..errors import ApiError
 from ..schemas.lessons import CompareRequest, CompareResponse
 from ..sampling import softmax
 from ..tasks.compare import guess, strip_of
-from .mask_fill import check_length
+from ..inputs import check_length
 
 router = APIRouter(tags=["lesson"])
 

@@ -5,10 +5,8 @@ choices with that seed, so a whole class works through the same sequence and no 
 gives the answer away; answers name the choice as shown, with the same `order`."""
 from __future__ import annotations
 
-import json
 import random
 from functools import lru_cache
-from pathlib import Path
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
@@ -16,23 +14,12 @@ from fastapi.responses import HTMLResponse
 
 from .. import deps
 from ..classes import embargo
+from ..concepts import bank
 from ..errors import ApiError
 from ..schemas.lessons import ConceptAnswer, ConceptQuiz, ConceptResult
 from ..schemas import MAX_SEED
 
 router = APIRouter(tags=["lesson"])
-BANK = Path(__file__).resolve().parents[1] / "concepts.json"
-
-
-@lru_cache(maxsize=1)
-def bank() -> list[dict]:
-    items = json.loads(BANK.read_text(encoding="utf-8"))["questions"]
-    for q in items:  # a broken bank fails at the first request, loudly, not on one question
-        choices = q["choices"]
-        if not (q["id"] and q["question"] and 2 <= len(choices) <= 10 and 0 <= q["answer"] < len(choices)
-                and all(c["text"] and (k == q["answer"] or c.get("why")) for k, c in enumerate(choices))):
-            raise ValueError(f"concepts.json: question {q.get('id')!r} is malformed (every wrong choice needs its 'why')")
-    return items
 
 
 @lru_cache(maxsize=64)

@@ -12,13 +12,11 @@ from fastapi.responses import HTMLResponse, Response
 from .. import auth, deps
 from ..errors import ApiError
 from ..finetunes import task_file
-from ..finetunes.jobs import ACTIVE, FinetuneManager
+from ..finetunes.jobs import FinetuneManager
 from ..schemas.finetunes import (ARMS, ClassifyRequest, ClassifyResponse, FinetuneDetail, FinetuneList,
                                  FinetuneSummary, StartFinetune, TaskList)
+from ..jobs import ACTIVE, EventStream, public, training_available
 from ..finetunes.stream import stream
-from ..runs.rules import training_available
-from ..runs.events import EventStream
-from ..runs.store import public
 
 router = APIRouter(tags=["fine-tuning"])
 SUMMARY_KEYS = ("id", "status", "created", "started", "ended", "reason", "settings")

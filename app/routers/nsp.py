@@ -10,36 +10,11 @@ from fastapi.responses import HTMLResponse
 
 from .. import deps
 from ..classes import embargo
-from ..contract import bert_pair_room
 from ..errors import ApiError
-from ..registry import ModelSet
-from ..tasks.bert import BERT
+from ..inputs import label, pair_ids, quiz_bank
 from ..schemas import NSPRequest, NSPResponse, QuizAnswer, QuizItem, QuizQuery, QuizResult
 
 router = APIRouter(tags=["nsp"])
-
-
-def label(is_next: bool) -> str:
-    return "IsNext" if is_next else "NotNext"
-
-
-def quiz_bank(models: ModelSet) -> list[dict]:
-    if not models.quiz:
-        raise ApiError(f"model set {models.id!r} has no NSP quiz bank on this server (see /api/health)", None,
-                       status=503)
-    return models.quiz
-
-
-def pair_ids(model: BERT, a: str, b: str) -> tuple[list[int], list[int], list[dict]]:
-    room = bert_pair_room(model.context)  # [CLS] a [SEP] b [SEP]
-    if len(a) + len(b) > room:
-        param = "a" if len(a) >= room else "b"
-        raise ApiError(f"a and b together are {len(a) + len(b)} characters; BERT reads at most {room} "
-                       f"(its context of {model.context} minus [CLS] and two [SEP])", param)
-    a_ids, a_unknown = model.vocab.encode(a)
-    b_ids, b_unknown = model.vocab.encode(b)
-    unknown = [{**u, "segment": "a"} for u in a_unknown] + [{**u, "segment": "b"} for u in b_unknown]
-    return a_ids, b_ids, unknown
 
 
 @router.get("/api/nsp/quiz", response_model=QuizItem, responses=deps.errors(404, 422, 503))

@@ -13,8 +13,7 @@ from .. import deps
 from ..contract import bert_text_room
 from ..schemas.lessons import ObjectivesCorruptRequest, ObjectivesCorruptResponse, RecoveryRequest, RecoveryResponse
 from ..tasks import corruption
-from .mask_fill import check_length
-from .nsp import quiz_bank
+from ..inputs import check_length, quiz_bank
 
 router = APIRouter(tags=["lesson"])
 

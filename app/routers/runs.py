@@ -2,37 +2,24 @@
 
 Watching is open to everyone (the class sees the same run, late joiners included); starting,
 cancelling and deleting need the instructor (app/auth.py; login in app/routers/login.py).
-Clients see relative names only: no server paths, no process ids (app/runs/store.py `public`)."""
+Clients see relative names only: no server paths, no process ids (app/jobs/store.py `public`)."""
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Annotated
 
-from anyio import to_thread
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, Response
 
 from .. import auth, deps
+from ..jobs import ACTIVE, TRAIN_MISSING, EventStream, public, training_available
 from ..runs import RunManager
-from ..runs.events import EventStream, stream, summary
-from ..runs.rules import ACTIVE, MAX_MINUTES, MIN_CORPUS_CHARS, MIN_MINUTES, TRAIN_MISSING, clean_name, training_available
-from ..runs.store import public
+from ..runs.events import stream, summary
+from ..runs.rules import MAX_MINUTES, MIN_CORPUS_CHARS, MIN_MINUTES, clean_name
 from ..errors import ApiError
 from ..schemas.runs import RunList, RunSummary, StartRun
 
 router = APIRouter(tags=["runs"])
-RESCAN_S = 2.0  # how often a worker settles dead runs and looks for runs finished by another worker
-
-
-async def rescan(manager) -> None:
-    while True:
-        await asyncio.sleep(RESCAN_S)
-        try:
-            await to_thread.run_sync(getattr(manager, "scan", None) or manager.sync_registry)
-        except Exception:  # noqa: BLE001 - a scan that fails is tried again
-            pass
-
 
 def manager(request: Request) -> RunManager:
     return request.app.state.runs

@@ -1,7 +1,5 @@
-"""Training runs started from the browser: the manager (subprocess, status, model sets), what a
-run may be given (rules), its files (store), its trainer's liveness (a lock, never a PID alone),
-the watcher and verdicts (watch), and the event stream (events)."""
-from .manager import REPO, RunManager
-from .store import read_json, write_json
+"""Pretraining runs started from the Train page, a kind of job on the jobs kernel (app/jobs/): the
+spec (manager), what a run may be given (rules) and what its events mean (events)."""
+from .manager import RunManager
 
-__all__ = ["REPO", "RunManager", "read_json", "write_json"]
+__all__ = ["RunManager"]

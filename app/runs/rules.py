@@ -1,22 +1,18 @@
-"""What a training run may be given, decided before any process starts: the run states, the
-budget and corpus limits, the test-only presets, and whether the train extra is installed."""
+"""What a training run may be given, decided before any process starts: the budget and corpus
+limits, the test-only presets and the run's name. (The states, and whether the train extra is
+installed, are the jobs kernel's: app/jobs/.)"""
 from __future__ import annotations
 
-import importlib.util
 import json
 import logging
 import subprocess
 import sys
 import unicodedata
 
+from ..contract import MIN_CORPUS_CHARS  # noqa: F401 - training checks the same number (both read app/contract)
 from ..errors import ApiError
 
-ACTIVE = ("queued", "running")
-TERMINAL = ("finished", "cancelled", "failed", "interrupted")
-from ..contract import MIN_CORPUS_CHARS  # training checks the same number (both read app/contract)
 MIN_MINUTES, MAX_MINUTES = 0.5, 30.0
-TRAIN_EXTRA = 'pip install -e ".[train]"'
-TRAIN_MISSING = f"Training needs the train extra (PyTorch, onnx, onnxscript): {TRAIN_EXTRA}"
 # Test-only presets (Settings.run_test_presets): a model that trains in seconds ("tiny", 40 steps
 # each) or for the whole budget ("tiny-slow", to cancel or kill mid-run).
 TINY = {"n_layer": 1, "n_head": 2, "n_embd": 32, "n_ff": 64, "context": 32, "batch_size": 8, "eval_batches": 2}
@@ -37,10 +33,6 @@ def training_presets(repo) -> list[dict] | None:
 
 def test_presets() -> list[dict]:
     return [{"name": n, "minutes": 1.0, "test_only": True, "gpt": c, "bert": c} for n, c in TEST_PRESETS.items()]
-
-
-def training_available() -> bool:
-    return all(importlib.util.find_spec(m) is not None for m in ("torch", "onnx", "onnxscript"))
 
 
 def check_corpus(text: str, max_bytes: int) -> None:

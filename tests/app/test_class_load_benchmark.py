@@ -15,6 +15,7 @@ from app.config import REPO
 F = r"-?[\d.]+"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [1, 2])
 def test_the_class_load_benchmark_prints_every_figure_and_counts_each_answer_once(workers):
     done = subprocess.run([sys.executable, "-m", "benchmarks.class_load", "--students", "5", "--join-ramp", "0.5",

@@ -90,6 +90,7 @@ def pace(url: str, code: str, **state) -> dict:
     return r.json()
 
 
+@pytest.mark.slow
 def test_a_restart_keeps_the_session_and_its_answers(tmp_path):
     with server(tmp_path) as url:
         code = start_session(url, nsp_count=2)
@@ -139,6 +140,7 @@ def two_workers_share_one_database(data_dir: Path, *extra: str) -> None:
             assert pooled["counts"] == {"IsNext": 20, "NotNext": 10}
 
 
+@pytest.mark.slow
 def test_two_server_processes_share_one_sqlite_file(tmp_path):
     two_workers_share_one_database(tmp_path)
     db = Database(database_url(None, tmp_path))
@@ -208,6 +210,7 @@ class Conn:
                 yield kind, json.loads(line[5:])
 
 
+@pytest.mark.slow
 def test_two_uvicorn_workers_share_one_database(tmp_path):
     """`python -m app --workers 2`: a student joins through one worker and the other sees her; the
     teacher paces through the second, she answers through it, and the first worker's results and its
@@ -282,6 +285,7 @@ def test_database_url_forms(tmp_path):
         database_url("mysql://u@h/db", tmp_path)
 
 
+@pytest.mark.slow
 def test_startup_prints_the_addresses_students_can_reach(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     for args, expect, refuse in (
@@ -356,6 +360,7 @@ def _user_exists(name: str) -> bool:
         return False
 
 
+@pytest.mark.slow
 def test_postgresql_two_servers_one_database(postgres_url, tmp_path):
     db = Database(database_url(postgres_url, tmp_path))
     assert db.dialect == "postgresql" and db.migrate() == dbmod.LATEST

@@ -40,6 +40,7 @@ def fresh() -> str:
     return done.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(HOMES))
 def test_doc_block_equals_a_fresh_computation(name, fresh):
     printed = blocks(fresh, name)
@@ -50,6 +51,7 @@ def test_doc_block_equals_a_fresh_computation(name, fresh):
         f"docs/{HOMES[name]}'s '{name}' table is stale: run `python -m benchmarks.tables --write {name}`")
 
 
+@pytest.mark.slow
 def test_every_printed_table_has_a_home(fresh):
     assert set(re.findall(r"<!-- table:(\w+) -->", fresh)) == set(HOMES)
 

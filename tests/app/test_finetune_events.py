@@ -136,3 +136,13 @@ def test_a_snapshot_summary_is_by_pretraining_step():
     assert state["by"] == "step"
     assert state["summary"] == {"full": {"0": {"mean": 0.5, "lo": 0.4, "hi": 0.6, "n": 3},
                                          "392": {"mean": 0.7, "lo": 0.6, "hi": 0.8, "n": 3}}}
+
+
+def test_the_task_list_is_read_from_the_task_files_as_the_trainer_lists_them():
+    """GET /api/tasks starts no process: the app reads training/tasks/ (tasks.json and each file)."""
+    from app.finetunes.tasks import shipped_tasks
+    from training.finetune_tasks import list_tasks
+
+    tasks = shipped_tasks()
+    assert tasks == list_tasks() and [t["name"] for t in tasks][:3] == ["spelling", "backwards", "capitals"]
+    assert all(t["n_train"] > 0 and t["n_test"] > 0 and t["description"] for t in tasks)

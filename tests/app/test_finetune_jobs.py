@@ -48,7 +48,7 @@ FAKE = textwrap.dedent('''
 class Fake(FinetuneManager):
     mode = "ok"
 
-    def _command(self, job, uploaded):
+    def command(self, job):
         script = self.data_dir / "fake_trainer.py"
         script.write_text(FAKE, encoding="utf-8")
         return [sys.executable, str(script), str(self.jobs_dir / job["id"] / "out"), self.mode,

@@ -1,5 +1,5 @@
 """Issue 24: a fine-tune's state is always true, as a training run's is (one lifecycle,
-app/runs/lifecycle.py). With the stand-in trainer of test_finetune_jobs.py:
+app/jobs/). With the stand-in trainer of test_finetune_jobs.py:
 
 - the server killed -9 while its fine-tune trains: the restarted server sees the trainer alive
   by its lock (job still running, the slot still taken: no second job beside it), cancels it by
@@ -22,8 +22,8 @@ import pytest
 from app.errors import ApiError
 from app.registry import Registry
 from app.runs import RunManager
-from app.runs.liveness import trainer_alive, trainer_pid
-from app.runs.store import DISK_FULL
+from app.jobs.liveness import trainer_alive, trainer_pid
+from app.jobs.store import DISK_FULL
 from app.runtime import Runtime
 
 from test_finetune_jobs import SETTINGS, SHIPPED_MODELS, Fake, make_set  # noqa: E402 (tests/app is on sys.path)
@@ -81,6 +81,7 @@ def alive(pid: int) -> bool:
     return Path(f"/proc/{pid}/stat").read_text().split(")")[1].split()[0] != "Z"
 
 
+@pytest.mark.slow
 def test_a_server_killed_mid_fine_tune_restarts_with_the_truth_and_cancels_the_right_process(tmp_path):
     data = tmp_path / "data"
     make_set(data / "classifier")

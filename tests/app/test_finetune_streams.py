@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from run_servers import fake_trainer, server_process, write_run
 from tests.conftest import SHIPPED_MODELS
@@ -35,6 +36,7 @@ def plant_job(data: Path) -> Path:
     return job_dir
 
 
+@pytest.mark.slow
 def test_streams_closed_early_or_resumed_from_nonsense_log_no_traceback_and_nothing_private_shows(tmp_path):
     data, log = tmp_path / "data", tmp_path / "log"
     job_dir = plant_job(data)

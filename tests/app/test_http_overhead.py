@@ -88,6 +88,7 @@ def test_without_wrk_it_says_so_and_fails(monkeypatch, capsys):
     assert "wrk is not installed" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk is not installed (apt-get install wrk)")
 def test_parses_a_real_short_run(tmp_path):
     port = free_port()

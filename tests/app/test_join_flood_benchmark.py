@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 F = r"-?[\d.]+"
 
 
+@pytest.mark.slow
 def test_the_join_flood_benchmark_serves_every_student_and_prints_every_figure(capsys):
     from benchmarks import join_flood
 

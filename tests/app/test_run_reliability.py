@@ -38,6 +38,7 @@ def wait_status(get, statuses, timeout=60) -> dict:
 
 # ---- 1. a token guesser ------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_token_guesser_neither_holds_model_slots_nor_guesses_faster_with_more_connections(tiny_models_dir, tmp_path):
     with server_process(tiny_models_dir, tmp_path / "data", tmp_path / "log", "--max-concurrent-requests", "4") as (url, _):
         stop = threading.Event()
@@ -148,7 +149,7 @@ def test_a_run_left_running_by_a_killed_server_is_settled_and_its_old_pid_never_
 
 
 def test_a_live_trainer_of_another_server_is_proven_by_its_lock(tiny_models_dir, tmp_path):
-    from app.runs.liveness import trainer_alive, trainer_pid
+    from app.jobs.liveness import trainer_alive, trainer_pid
 
     with TestClient(create_app(settings(tiny_models_dir, tmp_path))) as c:
         run_dir = write_run(tmp_path, "r-20260101-000000-11fe", "running", [{"event": "progress", "t": 1}])
@@ -234,6 +235,7 @@ def test_orphan_run_folders_are_cleaned_at_start_up(tiny_models_dir, tmp_path):
 
 # ---- 6. clients leaving streams ----------------------------------------------------------------
 
+@pytest.mark.slow
 def test_clients_leaving_a_stream_early_log_no_traceback(tiny_models_dir, tmp_path):
     data, log = tmp_path / "data", tmp_path / "log"
     with server_process(tiny_models_dir, data, log) as (url, _):

@@ -14,6 +14,7 @@ from app.config import REPO
 F = r"(?:-?[\d.]+|nan)"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("running", [False, True])
 def test_the_run_watchers_benchmark_prints_every_figure(running):
     done = subprocess.run([sys.executable, "-m", "benchmarks.run_watchers", "--watchers", "5", "--history-kb", "60",

@@ -5,11 +5,14 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from app.config import REPO
 
 N = r"(?:[\d.]+|nan)"  # a latency, or nan where an endpoint drew no request in a short run
 
 
+@pytest.mark.slow
 def test_benchmark_prints_all_figures(tiny_models_dir):
     done = subprocess.run([sys.executable, "-m", "benchmarks.serving", "--models-dir", str(tiny_models_dir),
                            "--chars", "200", "--recompute-chars", "20", "--calls", "5", "--rates", "5,10",

@@ -140,7 +140,7 @@ def test_a_local_only_server_says_students_cannot_reach_it(browser, app_server, 
 def test_label_together_hands_the_pooled_labels_to_the_fine_tune_lab(browser, class_server, make_page):
     """The class page's "Fine-tune on the pooled labels" opens /finetune?class=CODE, which fetches the
     session's labels.jsonl (instructor only) and starts the fine-tune with it as the uploaded task."""
-    from app.runs.rules import training_available
+    from app.jobs import training_available
 
     if not training_available():
         pytest.skip("the fine-tune lab's start form needs the train extra")

@@ -25,6 +25,7 @@ def test_tiny_models_dir_holds_the_contract(tiny_models_dir):
     assert all(q["source_a"] != q["source_b"] for q in quiz if not q["is_next"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", ["gpt", "bert"])
 def test_onnx_parity_at_several_lengths(tiny_runs_dir, family, tmp_path):
     ckpt = tiny_runs_dir / family / "ckpt.pt"

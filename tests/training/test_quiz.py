@@ -120,6 +120,7 @@ def test_drop_quiz_removes_a_stale_bank(tiny_models_dir, tmp_path):
     assert json.loads((models / "bert.card.json").read_text())["quiz"] == section == {"items": 0, "error": "lines too long"}
 
 
+@pytest.mark.slow
 def test_package_reads_each_checkpoint_once(tiny_runs_dir, tmp_path, monkeypatch):
     import torch
 

@@ -1,5 +1,5 @@
-"""Is a run's trainer alive, and which process is it? Proven by the lock the trainer holds on
-RUN_DIR/trainer.lock (training/run_lock.py takes it), never assumed from a PID: a dead server's
+"""Is a job's trainer alive, and which process is it? Proven by the lock the trainer holds on
+JOB_DIR/trainer.lock (training/run_lock.py takes it, or the server hands it to the trainer), never assumed from a PID: a dead server's
 PID, or a trainer's PID reused by an unrelated process, must never be signalled.
 
 - alive: the lock is held (a probe cannot take it). The kernel drops it when the trainer ends.
@@ -11,8 +11,6 @@ import errno
 import fcntl
 import json
 import os
-import signal
-import time
 from pathlib import Path
 
 LOCK_NAME = "trainer.lock"  # = training/run_lock.py LOCK_NAME (app/ does not import training/)
@@ -50,19 +48,3 @@ def trainer_pid(run_dir: Path) -> int | None:
     if started is None or not trainer_alive(run_dir) or start_time(pid) != started:
         return None
     return pid
-
-
-def kill_group_later(pid: int, grace_s: float = 3.0) -> None:
-    """A process group this worker started itself and still holds (its Popen not yet reaped):
-    TERM was sent; KILL after the grace if it is still there."""
-    deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline:
-        try:
-            os.killpg(pid, 0)
-        except (ProcessLookupError, PermissionError):
-            return
-        time.sleep(0.1)
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass

@@ -1,4 +1,4 @@
-"""A run's files on disk: run.json written aside and renamed into place (a full disk leaves the
+"""A job's files on disk: its record (run.json, job.json) written aside and renamed into place (a full disk leaves the
 old file whole and no temporary behind), a full disk recognised, and what a run shows to clients
 (relative names only: no server paths, no process ids)."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ import re
 import shutil
 from pathlib import Path
 
-from ..contract import write_json, write_text  # noqa: F401 - the runs package writes through the contract's helpers
+from ..contract import write_json, write_text  # noqa: F401 - jobs write through the contract's helpers
 
 DISK_FULL = "disk full: the data folder has no space left; delete runs or free space on its disk"
 MIN_FREE_BYTES = 256 * 1024  # below this the data folder counts as full

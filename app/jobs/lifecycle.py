@@ -1,10 +1,11 @@
-"""The one lifecycle of a job started from the browser, shared by pretraining runs
-(app/runs/manager.py) and fine-tunes (app/finetunes/jobs.py):
+"""The one lifecycle of a job started from the browser: a pretraining run (app/runs/manager.py)
+or a fine-tune (app/finetunes/jobs.py), each a spec on this class (app/jobs/kernel.py).
 
-- the slot: one job trains at a time across every worker, held by an flock on DATA_DIR/train.lock
-  that the starting worker takes and hands to the trainer process, so it is free exactly when the
-  trainer is gone (however it ends, the server killed -9 included);
-- liveness: the trainer's lock on its own folder (JOB_DIR/trainer.lock, app/runs/liveness.py),
+- states: queued -> running -> one of TERMINAL; ACTIVE (queued, running) holds the slot;
+- the slot: one job trains at a time across every worker and both kinds, held by an flock on
+  DATA_DIR/train.lock that the starting worker takes and hands to the trainer process (pass_fds),
+  so it is free exactly when the trainer is gone (however it ends, the server killed -9 included);
+- liveness: the trainer's lock on its own folder (JOB_DIR/trainer.lock, app/jobs/liveness.py),
   never a PID from a file: a job that says queued/running while nobody holds its trainer lock and
   no worker watches it is settled from the facts (`settle`), by any worker, at start-up and on
   every scan;
@@ -12,14 +13,11 @@
   the lock holder whose PID start time matches), never to a PID read from a job's record;
 - the record (run.json / job.json) written aside and renamed into place; a write that fails (a
   full disk) keeps the fields in memory, shown as if stored and written again by the next scan,
-  so a job can always end even when its disk cannot say so yet.
-
-A manager using it provides `folder(job_id)`, `RECORD` (the record's file name), `list()`,
-`_settle_one(job_id)` (the verdict of a job whose trainer is gone) and, with clean=True,
-`_clean_orphans()`; and holds `data_dir`, `lock`, `procs`, `unsaved` and `stopping`."""
+  so a job can always end even when its disk cannot say so yet."""
 from __future__ import annotations
 
 import fcntl
+import json
 import logging
 import os
 import signal
@@ -27,14 +25,17 @@ import threading
 import time
 from pathlib import Path
 
-from .liveness import trainer_alive, trainer_pid
+from .liveness import start_time, trainer_alive, trainer_pid
 from .store import read_json, write_json
 
 log = logging.getLogger("app")
 ACTIVE = ("queued", "running")
+TERMINAL = ("finished", "cancelled", "failed", "interrupted")
 
 
 class Lifecycle:
+    """Slot, record, settling and signals. A kind of job provides `folder(job_id)`, `RECORD`,
+    `list()`, `_settle_one(job_id)` and `_clean_orphans()` (app/jobs/kernel.py does)."""
     RECORD = "run.json"
     data_dir: Path
     lock: threading.RLock
@@ -43,6 +44,9 @@ class Lifecycle:
     stopping: threading.Event
 
     def folder(self, job_id: str) -> Path:
+        raise NotImplementedError
+
+    def list(self) -> list[dict]:
         raise NotImplementedError
 
     # ---- the slot --------------------------------------------------------------------------------
@@ -79,6 +83,11 @@ class Lifecycle:
         proc = self.procs.get(job_id)
         return (proc is not None and proc.poll() is None) or trainer_alive(self.folder(job_id))
 
+    def _stale(self) -> list[dict]:
+        """Jobs that say queued/running while no trainer lives for them and no worker starts one here."""
+        return [j for j in self.list() if j["status"] in ACTIVE and not j.get("shipped")
+                and j["id"] not in self.procs and not trainer_alive(self.folder(j["id"]))]
+
     def settle(self, clean: bool = False) -> None:
         """Jobs that say queued/running while no trainer holds their lock and no worker is starting
         or watching one (the slot free) end as their trainer's last words say. With clean: what a
@@ -89,8 +98,7 @@ class Lifecycle:
                     self._update(job_id, **fields)
                 else:
                     self.unsaved.pop(job_id, None)
-            stale = [j for j in self.list() if j["status"] in ACTIVE and not j.get("shipped")
-                     and j["id"] not in self.procs and not trainer_alive(self.folder(j["id"]))]
+            stale = self._stale()
             if not stale and not clean:
                 return
             fd = self._try_lock()
@@ -160,8 +168,8 @@ class Lifecycle:
 
 
 def hold_for_child(folder: Path) -> int:
-    """A trainer lock on `folder`, taken by the server for a child that cannot take its own: the fd
-    is handed to the child (pass_fds) and closed here once it runs, so the child alone holds it;
+    """A trainer lock on `folder`, taken by the server for a child that does not take its own: the
+    fd is handed to the child (pass_fds) and closed here once it runs, so the child alone holds it;
     `name_holder` writes the child's PID and start time into it."""
     fd = os.open(Path(folder) / "trainer.lock", os.O_RDWR | os.O_CREAT, 0o644)
     try:
@@ -172,13 +180,16 @@ def hold_for_child(folder: Path) -> int:
     return fd
 
 
-def name_holder(fd: int, pid: int) -> None:
-    import json
-
-    from .liveness import start_time
-
+def name_holder(folder: Path, pid: int) -> None:
+    """Write the child's PID and start time into the trainer lock it was handed."""
+    try:
+        fd = os.open(Path(folder) / "trainer.lock", os.O_WRONLY)
+    except OSError:
+        return
     try:
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps({"pid": pid, "start": start_time(pid)}).encode(), 0)
     except OSError:  # a full disk: the lock still proves liveness; nobody may signal the child
         pass
+    finally:
+        os.close(fd)
