@@ -14,7 +14,7 @@ export function slides(nodes) {
     list.forEach((node, j) => node.classList.toggle("slide-off", j !== at));
     where.textContent = (at + 1) + " / " + list.length;
   };
-  const nav = el("nav", { class: "slide-nav", "aria-label": "Slides" }, [
+  const nav = el("div", { class: "slide-nav", role: "group", "aria-label": "Parts of this page" }, [
     el("button", { type: "button", class: "btn btn-small", "aria-label": "Previous part", text: "←", onclick: () => go(at - 1) }),
     where,
     el("button", { type: "button", class: "btn btn-small", "aria-label": "Next part", text: "→", onclick: () => go(at + 1) }),
