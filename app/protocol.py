@@ -13,6 +13,13 @@ Below the ASGI app, where only the connection is visible:
   plus the kernel's send queue) are checked every send_timeout_s / 4; when they have not fallen
   for `send_timeout_s` the connection is aborted and the app sees the disconnect at once. A
   client that reads, however slowly, makes them fall, so a live watcher is never cut.
+- Shutdown. On SIGTERM uvicorn stops accepting connections and waits for every response to
+  finish; an event stream (a phone following the class, a dashboard following a run) never
+  finishes, so the server never exited. Here the event streams in progress (a GET whose response
+  is streamed, Content-Type text/event-stream) are ended at once, cleanly (the last chunk sent, then
+  the connection closed): the browser's EventSource reconnects to the restarted server and nothing
+  is lost (every answer is in the database). Other responses finish as before; `python -m app`
+  also gives them a deadline (SHUTDOWN_GRACE_S).
 - uvicorn's own 400 for a request it cannot parse (a URL or header past its limits) is plain
   text without the security headers; here it is the app's JSON error shape with them.
 
@@ -44,6 +51,9 @@ except ImportError:  # pragma: no cover - uvicorn without httptools
     from uvicorn.protocols.http.h11_impl import H11Protocol as _Base
 
 
+SHUTDOWN_GRACE_S = 4  # then uvicorn cancels what is still running (a long generation), so SIGTERM ends in time
+
+
 @lru_cache(maxsize=1)
 def _timeouts() -> tuple[float, float]:
     from .config import Settings
@@ -65,6 +75,34 @@ class GuardedProtocol(_Base):
         self._stall_timer: asyncio.TimerHandle | None = None
         super().connection_made(transport)
         self._arm_header_timer()
+
+    # ---- shutdown
+    def shutdown(self) -> None:
+        cycle = self.cycle
+        if cycle is not None and not cycle.response_complete and getattr(cycle, "event_stream", False):
+            # As if the client had gone: the app's next send is dropped, and its receive() answers
+            # http.disconnect, so the stream's generator ends (without an error) and so does its task.
+            cycle.disconnected = True
+            cycle.message_event.set()
+            if not self.transport.is_closing():
+                self.transport.write(b"0\r\n\r\n")  # the chunked body's end: a clean end of the stream
+                self.transport.close()
+            return
+        super().shutdown()
+
+    def on_headers_complete(self) -> None:
+        super().on_headers_complete()
+        cycle = self.cycle
+        if cycle is not None and cycle.scope.get("method") == "GET":
+            send = cycle.send
+
+            async def watched(message, cycle=cycle, send=send):
+                if message["type"] == "http.response.start":
+                    cycle.event_stream = any(name.lower() == b"content-type" and value.startswith(b"text/event-stream")
+                                             for name, value in message.get("headers", []))
+                await send(message)
+
+            cycle.send = watched
 
     # ---- header timeout
     def _arm_header_timer(self) -> None:

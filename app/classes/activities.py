@@ -144,18 +144,23 @@ def bert_answer(ctx: Context, activity: str, key: str) -> dict | None:
     return _bert_cache[cache_key]
 
 
-def pool(ctx: Context, activity: str, key: str, answers: list[str], revealed: bool) -> dict:
-    """One item's pooled result: counts (per hidden character for Be the BERT), and once revealed
-    the truth, BERT's answer and the share of the class that was right."""
+def pool(ctx: Context, activity: str, key: str, answers: list[str], revealed: bool, split: bool | None = None) -> dict:
+    """One item's pooled result: how many answered; the split (counts per answer, per hidden
+    character for Be the BERT) only with `split` (by default: once revealed, so that nobody, not even
+    the projector, can follow the majority before the reveal); once revealed the truth, BERT's answer
+    and the share of the class that was right."""
     out: dict = {"activity": activity, "item": key, "answered": len(answers), "revealed": revealed}
+    if activity != "bert":
+        out["choices"] = content(ctx, activity, key)["choices"]
+    if not (revealed if split is None else split):
+        return out
     if activity == "bert":
         n = len(ctx.payload(activity, key)["positions"])
         out["counts"] = [dict(Counter(a[j] for a in answers).most_common()) for j in range(n)]
     else:
-        choices = content(ctx, activity, key)["choices"]
+        choices = out["choices"]
         keys = [str(k) for k in range(len(choices))] if activity == "concept" else choices
         counted = Counter(answers)
-        out["choices"] = choices
         out["counts"] = {k: counted.get(k, 0) for k in keys}
     right = truth(ctx, activity, key)
     if revealed:

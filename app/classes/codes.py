@@ -41,21 +41,29 @@ def normalize_code(raw: str) -> str:
     return code
 
 
+COOKIE_PREFIX = "pp_class_"
+
+
+def cookie_name(code: str) -> str:
+    """The name of a session's participant cookie (one per session, so one browser can be in two)."""
+    return COOKIE_PREFIX + normalize_code(code)
+
+
 def display_code(code: str) -> str:
     return f"{code[:3]}-{code[3:]}"
 
 
-def clean_nickname(raw: str) -> tuple[str, str]:
-    """(the nickname as shown, the key that must be unique in the session); 422 naming `nickname`."""
+def clean_nickname(raw: str, field: str = "nickname") -> tuple[str, str]:
+    """(the nickname as shown, the key that must be unique in the session); 422 naming `field`."""
     name = " ".join(unicodedata.normalize("NFC", raw).split())
     if not name:
-        raise ApiError("nickname must not be empty", "nickname")
+        raise ApiError(f"{field} must not be empty", field)
     if len(name) > NICKNAME_MAX:
-        raise ApiError(f"nickname must be at most {NICKNAME_MAX} characters", "nickname")
+        raise ApiError(f"{field} must be at most {NICKNAME_MAX} characters", field)
     if any(ch in MARKUP for ch in name):
-        raise ApiError("nickname must be plain text: no < > & quotes, backslashes or braces", "nickname")
+        raise ApiError(f"{field} must be plain text: no < > & quotes, backslashes or braces", field)
     if any(unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn") or ch in INVISIBLE for ch in name):
-        raise ApiError("nickname must not hold control or invisible characters", "nickname")
+        raise ApiError(f"{field} must not hold control or invisible characters", field)
     if all(unicodedata.category(ch).startswith("M") or ch.isspace() for ch in name):
-        raise ApiError("nickname must hold a letter, digit or sign you can see", "nickname")
+        raise ApiError(f"{field} must hold a letter, digit or sign you can see", field)
     return name, name.translate(LOOKALIKE).casefold()

@@ -20,6 +20,7 @@ an upgrade keeps every old session. A database newer than this code is refused, 
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
@@ -36,11 +37,14 @@ from .models import Base
 log = logging.getLogger("app")
 
 BUSY_TIMEOUT_MS = 10_000
-LATEST = 2
+LATEST = 3
 # version -> SQL statements that bring version-1 to it (each step written for both dialects)
 MIGRATIONS: dict[int, list[str]] = {
     2: ["ALTER TABLE class_sessions ADD COLUMN max_participants INTEGER NOT NULL DEFAULT 60",
         "ALTER TABLE class_sessions ADD COLUMN joins_locked BOOLEAN NOT NULL DEFAULT false"],
+    # removed nicknames free their name: their unique key becomes "<removed ID>" (service.leave)
+    3: ["UPDATE class_participants SET nickname_key = '<removed ' || CAST(id AS VARCHAR(20)) || '>' "
+        "WHERE removed = true"],
 }
 MIGRATION_LOCK = 20201  # PostgreSQL advisory lock id held while migrating
 
@@ -91,11 +95,24 @@ def _sqlite_begin(conn) -> None:
     conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("write") else "BEGIN")
 
 
+def private(path: Path) -> None:
+    """The SQLite file is the owner's only (0600: nicknames and answers), made so before SQLite opens
+    it (its -wal and -shm files take the same mode); one found looser is tightened."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+        for found in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+            if found.exists() and found.stat().st_mode & 0o077:
+                found.chmod(0o600)
+    except OSError:  # a read-only folder: SQLite's own error says so when it opens (a 503, unavailable())
+        pass
+
+
 def make_engine(url: str) -> Engine:
     if url.startswith("sqlite"):
         path = make_url(url).database
         if path and path != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            private(Path(path))
         engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000},
                                pool_size=8, max_overflow=32)
         event.listen(engine, "connect", _sqlite_pragmas)

@@ -2,23 +2,31 @@
 script cannot lock the class out:
 
 - new nicknames: each address may add JOIN_BURST nicknames at once, then one every
-  JOIN_EVERY_S (whatever the session). A browser getting its own nickname back (its cookie) costs
-  nothing. A class behind one school NAT address shares this budget: 20 at once and 20 a minute
-  lets a class of 30 arrive over a minute or two; `--class-join-burst` raises it.
+  JOIN_EVERY_S (whatever the session): 6 at once and 4 a minute, so that three addresses (phone
+  Wi-Fi, mobile data, a laptop) cannot fill a class of 60 (18 at once, 30 in the first 3 minutes),
+  while a class whose phones have their own addresses (a school Wi-Fi, a reverse proxy passing
+  X-Forwarded-For) is never slowed. A browser getting its own nickname back (its cookie) costs
+  nothing, and a student the teacher lets in by nickname (`admit`) needs none of it. A class
+  behind one NAT address shares the budget: `--class-join-burst` raises it.
 - code guesses: a join code (or a rejoin code) that matches nothing costs one of CODE_BURST
-  guesses, then one every CODE_EVERY_S; once spent, every request of that address naming a code
-  is refused (429) before the code is looked up, so a guesser learns nothing more. A student who
-  types the right code spends nothing.
+  guesses, then one every CODE_EVERY_S; once spent, requests of that address naming a code are
+  refused (429) before the code is looked up, so a guesser learns nothing more. A student who
+  types the right code spends nothing, and a student who has joined (holds the session's cookie)
+  or the instructor is never refused by it: only guesses are budgeted, so one guesser behind a
+  shared address (a school NAT) does not lock out the classmates already in.
 
 Both answer 429 with Retry-After and the parameter they are about (`nickname`, `code`)."""
 from __future__ import annotations
 
 from fastapi import Request
 
+from .. import auth
 from ..errors import ApiError
 from ..limits import PerClient, client_address, retry_after
+from .codes import cookie_name
+from .service import has_joined
 
-JOIN_BURST, JOIN_EVERY_S = 20, 3.0
+JOIN_BURST, JOIN_EVERY_S = 6, 15.0
 CODE_BURST, CODE_EVERY_S = 20, 3.0
 CODE_GLOBAL_BURST, CODE_GLOBAL_EVERY_S = 200, 0.5  # every address together (quiet ones never refused)
 GUESSED = ("code", "rejoin")  # the parameters of a 404 that counts as a guess
@@ -41,7 +49,7 @@ def code_guard(request: Request):
     are spent (before anything is looked up) and counts the guesses that miss."""
     guesses, client = limits(request)[1], client_address(request)
     wait = guesses.wait_s(client)
-    if wait > 0:
+    if wait > 0 and not known(request):
         retry = retry_after(wait)
         raise ApiError(f"too many join codes that match no class came from this network (the Wi-Fi or mobile "
                        f"connection you are on) in a short time; check the code on the projector and try again in "
@@ -52,6 +60,20 @@ def code_guard(request: Request):
         if e.status == 404 and e.parameter in GUESSED:
             guesses.spend(client)
         raise
+
+
+def known(request: Request) -> bool:
+    """Is this a student of the session named in the path (a valid participant cookie for it), or the
+    instructor? Neither is guessing. Asked only of an address whose guesses are spent."""
+    code = request.path_params.get("code", "")
+    try:
+        cookie = request.cookies.get(cookie_name(code))
+    except ApiError:  # not a code at all
+        return False
+    classes = getattr(request.app.state, "classes", None)
+    if cookie and classes is not None and has_joined(classes.db, code, cookie):
+        return True
+    return auth.is_instructor(request)  # a logged-in browser (a random cookie; a Bearer token is a guess)
 
 
 class JoinBudget:

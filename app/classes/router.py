@@ -22,7 +22,7 @@ from ..errors import ApiError
 from ..schemas import ErrorBody
 from . import guard, rejoin, room, service, views
 from .addresses import STUDENTS_FLAG, base_urls, student_url
-from .codes import display_code, normalize_code
+from .codes import cookie_name, display_code, normalize_code
 from ..schemas.classes import (AnswerRequest, CreateSession, Created, JoinRequest, NewItem, Participant, Results,
                       SessionState, StateChange)
 from .store import Classes
@@ -30,7 +30,6 @@ from .store import Classes
 router = APIRouter(tags=["class sessions"])
 CodePath = Annotated[str, Path(max_length=20, description="The join code (case, spaces and dashes ignored).")]
 Instructor = auth.InstructorDep
-COOKIE_PREFIX = "pp_class_"
 
 
 # What every class-session route can answer besides its own statuses: 503 (no class database on this
@@ -58,10 +57,6 @@ def classes(request: Request) -> Classes:
         raise ApiError("class sessions are unavailable on this server: its data folder cannot hold their database "
                        "(the server's log says why)", None, status=503)
     return found
-
-
-def cookie_name(code: str) -> str:
-    return COOKIE_PREFIX + normalize_code(code)
 
 
 def secret(request: Request, code: str) -> str | None:

@@ -28,6 +28,7 @@ from ..schemas.classes import AnswerRequest, CreateSession, NewItem, StateChange
 MAX_PARTICIPANTS = 1000  # the most places a teacher may give a session
 MAX_ITEMS = 200  # stored items (Be-the-BERT sentences, lines to label) per session
 LEADERS = 10
+ADMIT_MAX = 20  # nicknames the teacher let in that have not joined yet
 
 
 def utcnow() -> datetime:
@@ -65,6 +66,26 @@ def me(s: Session, row: ClassSession, secret: str | None) -> Participant | None:
     return s.scalars(select(Participant).where(Participant.session_id == row.id,
                                                Participant.secret_hash == secret_hash(secret),
                                                Participant.removed.is_(False))).first()
+
+
+def leave(person: Participant) -> None:
+    """Remove a nickname: its answers leave the results, its place and its nickname are free again
+    (its key becomes one no nickname can have: "<" is refused in nicknames, app/classes/codes.py)."""
+    person.removed = True
+    person.nickname_key = removed_key(person.id)
+
+
+def removed_key(participant_id: int) -> str:
+    return f"<removed {participant_id}>"
+
+
+def has_joined(db: Database, code: str, secret: str) -> bool:
+    """Does `secret` (a participant cookie) belong to a nickname still in the live session `code`?"""
+    try:
+        with db.reading() as s:
+            return me(s, find(s, code), secret) is not None
+    except ApiError:
+        return False
 
 
 # --- creating and joining -------------------------------------------------------------------
@@ -109,13 +130,25 @@ def create(db: Database, registry: Registry, req: CreateSession, default_hours: 
     raise ApiError("could not draw a free join code; try again", None, status=503)
 
 
+def _admitted(db: Database, code: str, key: str) -> bool:
+    """Has the teacher let this nickname in (PUT .../state {"admit"})? A read, before any write."""
+    with db.reading() as s:
+        return key in (find(s, code).plan or {}).get("admit", [])
+
+
 def join(db: Database, code: str, nickname: str, secret: str | None, budget=None) -> tuple[Participant, str]:
     """(the participant, its cookie secret). The same browser (its cookie) gets its participant back.
     A new nickname needs a free place (removed nicknames free theirs), a room the teacher has not
-    closed, and one of the address's new-nickname budget (`budget`: app/classes/guard.py)."""
+    closed, and one of the address's new-nickname budget (`budget`: app/classes/guard.py); a
+    nickname the teacher let in (`admit`) needs none of the three, once."""
     name, key = clean_nickname(nickname)
     if secret is None and budget is not None:
-        budget.check()  # a browser without this session's cookie can only add a nickname: refused before any write
+        try:  # a browser without this session's cookie can only add a nickname: refused before any write
+            budget.check()
+        except ApiError:
+            if not _admitted(db, code, key):
+                raise
+            budget = None
     try:
         with db.writing() as s:
             row = find(s, code)
@@ -124,16 +157,21 @@ def join(db: Database, code: str, nickname: str, secret: str | None, budget=None
             found = me(s, row, secret)
             if found is not None:
                 return found, secret
-            if row.joins_locked:
-                raise ApiError("the teacher has closed this class to new students; ask them to open it", "code",
-                               status=409)
-            joined = s.scalar(select(func.count()).select_from(Participant)
-                              .where(Participant.session_id == row.id, Participant.removed.is_(False)))
-            if joined >= row.max_participants:
-                raise ApiError(f"this class session is full ({row.max_participants} students); the teacher can "
-                               "remove nicknames or make room", "code", status=409)
-            if budget is not None:
-                budget.take()
+            admit = list((row.plan or {}).get("admit", []))
+            if key in admit:
+                row.plan = {**row.plan, "admit": [k for k in admit if k != key]}
+                row.version += 1
+            else:
+                if row.joins_locked:
+                    raise ApiError("the teacher has closed this class to new students; ask them to let you in "
+                                   "(they type your nickname under Let in)", "code", status=409)
+                joined = s.scalar(select(func.count()).select_from(Participant)
+                                  .where(Participant.session_id == row.id, Participant.removed.is_(False)))
+                if joined >= row.max_participants:
+                    raise ApiError(f"this class session is full ({row.max_participants} students); the teacher can "
+                                   "remove nicknames, make room, or let you in by nickname", "code", status=409)
+                if budget is not None:
+                    budget.take()
             secret = secrets.token_urlsafe(24)
             person = Participant(session_id=row.id, nickname=name, nickname_key=key, secret_hash=secret_hash(secret),
                                  joined_at=utcnow())
@@ -210,6 +248,29 @@ def answer(db: Database, registry: Registry, code: str, secret: str | None, req:
 
 # --- pacing ---------------------------------------------------------------------------------
 
+def phase_keys(ctx: activities.Context, page: str, item: str | None) -> list[str]:
+    """The "activity:item" keys one lock or reveal applies to: the item, or (Label together, whose
+    lines are all open at once) every line."""
+    if page == "label":
+        return [f"label:{k}" for k in ctx.keys("label")]
+    return [f"{page}:{item}"] if item else []
+
+
+def phase(plan: dict, page: str, item: str | None) -> tuple[bool, bool]:
+    """(locked, revealed) of an item as the session keeps it: open -> locked -> revealed, per item,
+    so going back to an item finds it as the class left it."""
+    if item is None:
+        return False, False
+    done = f"{page}:{item}"
+    revealed = done in plan.get("revealed", [])
+    return revealed or done in plan.get("locked", []), revealed
+
+
+def _mark(plan: dict, field: str, keys: list[str], on: bool) -> dict:
+    kept = [k for k in plan.get(field, []) if k not in keys]
+    return {**plan, field: kept + keys if on else kept}
+
+
 def change(db: Database, registry: Registry, code: str, req: StateChange) -> None:
     with db.writing() as s:
         row = find(s, code, lock=True)
@@ -224,18 +285,26 @@ def change(db: Database, registry: Registry, code: str, req: StateChange) -> Non
                 raise ApiError(f"{activities.NAMES[page]} has no item {item[:64]!r} in this session", "item", status=404)
         else:
             item = None
-        if (page, item) != (row.page, row.item):
-            row.page, row.item, row.locked, row.revealed = page, item, False, False
-        if req.locked is not None:
+        plan = dict(row.plan or {})
+        if (page, item) != (row.page, row.item):  # the item as the class left it (a new one is open)
+            row.page, row.item = page, item
+            row.locked, row.revealed = phase(plan, page, item)
+        here = phase_keys(ctx, row.page, row.item)
+        if req.reopen:  # the teacher's explicit choice: the item takes answers again (its truth is hidden again)
+            plan = _mark(_mark(plan, "revealed", here, False), "locked", here, False)
+            row.locked = row.revealed = False
+        if req.revealed is False and row.revealed:
+            raise ApiError("a revealed item stays revealed (the class has seen its answer); send reopen: true to "
+                           "take answers to it again", "revealed", status=409)
+        if req.locked is False and row.revealed:
+            raise ApiError("a revealed item stays locked (the class has seen its answer); send reopen: true to "
+                           "take answers to it again", "locked", status=409)
+        if req.locked is not None and not row.revealed:
             row.locked = req.locked
-        if req.revealed is not None:
-            row.revealed = req.revealed
-            if req.revealed:
-                row.locked = True
-                if row.item:
-                    done = f"{row.page}:{row.item}"
-                    row.plan = {**row.plan, "revealed": [*row.plan.get("revealed", []), done]} \
-                        if done not in row.plan.get("revealed", []) else row.plan
+            plan = _mark(plan, "locked", here, req.locked)
+        if req.revealed and here:
+            row.locked = row.revealed = True
+            plan = _mark(plan, "revealed", [k for k in here if k not in plan.get("revealed", [])], True)
         if req.leaderboard is not None:
             row.leaderboard = req.leaderboard
         if req.room_locked is not None:
@@ -243,11 +312,15 @@ def change(db: Database, registry: Registry, code: str, req: StateChange) -> Non
         if req.max_participants is not None:
             row.max_participants = req.max_participants
         if req.paused is not None:
-            row.plan = {**row.plan, "paused": req.paused}
+            plan["paused"] = req.paused
+        if req.admit is not None:  # a late student let in by nickname (past the lock, the places, the budget)
+            _, key = clean_nickname(req.admit, "admit")
+            plan["admit"] = [*[k for k in plan.get("admit", []) if k != key], key][-ADMIT_MAX:]
         if req.ended is not None:
             row.ended_at = utcnow() if req.ended else None
             if req.ended:
                 row.page, row.item = "end", None
+        row.plan = plan
         row.version += 1
 
 
@@ -258,7 +331,7 @@ def remove(db: Database, code: str, participant_id: int) -> None:
                                                      Participant.id == participant_id)).first()
         if person is None:
             raise ApiError("this session has no such participant", "participant_id", status=404)
-        person.removed = True
+        leave(person)
         row.version += 1
 
 

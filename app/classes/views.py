@@ -11,13 +11,13 @@ from sqlalchemy import select
 
 from ..errors import ApiError
 from ..registry import Registry
-from . import activities
+from . import activities, room
 from .cells import neutral
 from .codes import display_code
 from .db import Database
 from .models import Answer, ClassSession, Participant
 from .rejoin import rejoin_code
-from .service import LEADERS, aware, context, find, me
+from .service import LEADERS, aware, context, find, me, phase
 
 
 def _answers(s, row: ClassSession) -> list[tuple[int, str, str, str]]:
@@ -51,6 +51,7 @@ def state(db: Database, registry: Registry, code: str, secret: str | None, instr
         people = list(s.scalars(select(Participant).where(Participant.session_id == row.id,
                                                           Participant.removed.is_(False)).order_by(Participant.id)))
         answers = _answers(s, row)
+        silent_count = len(room.silent(s, row)) if instructor else 0
     on_item = {pid: value for pid, act, key, value in answers if (act, key) == (row.page, row.item)}
     out = {"code": row.code, "display_code": display_code(row.code), "page": row.page,
            "page_name": activities.NAMES[row.page], "item": row.item, "locked": row.locked, "revealed": row.revealed,
@@ -78,12 +79,19 @@ def state(db: Database, registry: Registry, code: str, secret: str | None, instr
     if instructor:
         out["participants"] = [{"id": p.id, "nickname": p.nickname, "answered": p.id in on_item,
                                 "score": scores.get(p.id, 0)} for p in people]
-        out["items"] = {act: [{"item": k, "title": title(ctx, act, k)} for k in ctx.keys(act)]
-                        for act in activities.ACTIVITIES}
+        out["items"] = {act: [{"item": k, "title": title(ctx, act, k), "phase": phase_name(row.plan, act, k)}
+                              for k in ctx.keys(act)] for act in activities.ACTIVITIES}
+        out["silent"] = silent_count
+        out["admitted"] = list((row.plan or {}).get("admit", []))
     if row.leaderboard:
         ranked = sorted(people, key=lambda p: (-scores.get(p.id, 0), p.id))[:LEADERS]
         out["leaders"] = [{"nickname": p.nickname, "score": scores.get(p.id, 0)} for p in ranked]
     return out
+
+
+def phase_name(plan: dict, activity: str, key: str) -> str:
+    locked, revealed = phase(plan or {}, activity, key)
+    return "revealed" if revealed else "locked" if locked else "open"
 
 
 def title(ctx: activities.Context, activity: str, key: str) -> str:
@@ -94,7 +102,8 @@ def title(ctx: activities.Context, activity: str, key: str) -> str:
 
 
 def results(db: Database, registry: Registry, code: str, instructor: bool) -> dict:
-    """Pooled counts per item that has answers or is current. Students see revealed items only."""
+    """Pooled results per item that has answers or is current. Students see revealed items only;
+    before an item's reveal everyone (the projector too) gets how many answered, not the split."""
     with db.reading() as s:
         row = find(s, code)
         ctx = context(s, row, registry)
@@ -148,7 +157,8 @@ def label_task(db: Database, registry: Registry, code: str) -> str:
         raise ApiError("this session has no lines to label", "code", status=404)
     lines = []
     for key in ctx.keys("label"):
-        pooled = activities.pool(ctx, "label", key, [v for _, a, k, v in answers if (a, k) == ("label", key)], False)
+        pooled = activities.pool(ctx, "label", key, [v for _, a, k, v in answers if (a, k) == ("label", key)], False,
+                                 split=True)
         chosen = activities.majority(pooled["counts"])
         if chosen is not None:
             lines.append(json.dumps({"text": ctx.payload("label", key)["text"], "label": chosen}, ensure_ascii=False))

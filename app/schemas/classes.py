@@ -58,11 +58,19 @@ class AnswerRequest(Strict):
 
 
 class StateChange(Strict):
-    """Follow-me and pacing; only the fields given change. A new page or item unlocks and hides."""
+    """Follow-me and pacing; only the fields given change. Each item keeps its own phase, open ->
+    locked -> revealed: going to an item finds it as the class left it (a revealed one stays revealed
+    and takes no answers until `reopen`)."""
     page: Page | None = None
     item: str | None = Field(None, min_length=1, max_length=64)
-    locked: bool | None = None
-    revealed: bool | None = Field(None, description="Show the truth and the pooled answers (also locks).")
+    locked: bool | None = Field(None, description="Lock (or unlock) answers to the item (a revealed one stays locked).")
+    revealed: bool | None = Field(None, description=(
+        "true: show the truth and the pooled answers (also locks). false is refused (409) on a revealed item: use reopen."))
+    reopen: bool | None = Field(None, description=(
+        "true: the item takes answers again, its truth and pooled answers hidden again (the teacher's explicit choice)."))
+    admit: str | None = Field(None, max_length=100, description=(
+        "Let a late student in by nickname: their next join with it passes the closed room, the places and "
+        "the address's join budget (once)."))
     leaderboard: bool | None = Field(None, description="Show nicknames with scores to everyone.")
     ended: bool | None = Field(None, description="End the session: no more joins or answers.")
     room_locked: bool | None = Field(None, description=(
@@ -116,7 +124,11 @@ class SessionState(BaseModel):
     current: Current | None = None
     participants: list[dict] | None = Field(None, description=(
         "Instructor (or leaderboard on): who joined, with whether each answered the current item."))
-    items: dict[str, list[dict]] | None = Field(None, description="Instructor: every activity's items.")
+    items: dict[str, list[dict]] | None = Field(None, description=(
+        "Instructor: every activity's items, each with its phase (open, locked, revealed)."))
+    silent: int | None = Field(None, description=(
+        "Instructor: nicknames that never answered though the class answered since they joined."))
+    admitted: list[str] | None = Field(None, description="Instructor: nicknames let in that have not joined yet.")
     leaders: list[dict] | None = Field(None, description="With the leaderboard on: the top scores.")
 
 

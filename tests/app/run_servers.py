@@ -20,9 +20,17 @@ AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free loopback port: any, or one of TEST_PORTS ("18100-18199") on a machine whose ports are shared out."""
+    span = os.environ.get("TEST_PORTS")
+    candidates = range(int(span.split("-")[0]), int(span.split("-")[1]) + 1) if span else [0]
+    for port in candidates:
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return s.getsockname()[1]
+    raise RuntimeError(f"no free port in TEST_PORTS={span}")
 
 
 @contextmanager

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 
 import pytest
 from fastapi.testclient import TestClient
@@ -38,8 +39,17 @@ def start(teacher, **body) -> str:
     return r.json()["code"]
 
 
+_addresses = itertools.count(2)
+
+
+def device(app) -> TestClient:
+    """A browser on its own address (the budget of new nicknames is per address)."""
+    n = next(_addresses)
+    return TestClient(app, client=(f"127.2.{n >> 8 & 255}.{n & 255}", 50000))
+
+
 def joined(app, code: str, nickname: str) -> TestClient:
-    s = TestClient(app)
+    s = device(app)
     r = s.post(f"/api/sessions/{code}/join", json={"nickname": nickname})
     assert r.status_code == 200, r.text
     return s
@@ -123,7 +133,7 @@ def test_another_browser_takes_its_nickname_back_with_the_rejoin_code(app, teach
     assert len(rejoin) == 6 and phone.get(f"/api/sessions/{code}").json()["me"]["rejoin_code"] == rejoin
     item = go(teacher, code, page="nsp")["item"]
     assert answer(phone, code, "nsp", item, "NotNext").status_code == 201
-    laptop = TestClient(app)
+    laptop = device(app)
     url = f"/api/sessions/{code}/join"
     assert laptop.post(url, json={"nickname": "ana"}).status_code == 409  # taken, and no code given
     for wrong in ("AAAAAA", "x", me["rejoin_code"][::-1] if me["rejoin_code"][::-1] != rejoin else "CCCCCC"):
@@ -138,6 +148,6 @@ def test_another_browser_takes_its_nickname_back_with_the_rejoin_code(app, teach
     assert laptop.post(url, json={"nickname": "Bo", "rejoin": now["me"]["rejoin_code"]}).status_code == 404
     # a nickname the teacher removed cannot be taken back
     assert teacher.delete(f"/api/sessions/{code}/participants/{me['id']}").status_code == 204
-    other = TestClient(app)
+    other = device(app)
     r = other.post(url, json={"nickname": "Ana", "rejoin": now["me"]["rejoin_code"]})
     assert r.status_code == 404 and r.json()["parameter"] == "rejoin"

@@ -5,11 +5,11 @@ newer one refused, and `python -m app` prints the address students can reach."""
 from __future__ import annotations
 
 import glob
+import itertools
 import http.client
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -24,6 +24,7 @@ from sqlalchemy import text
 
 from app.classes import db as dbmod
 from app.classes.db import Database, SchemaTooNew, database_url
+from tests.app.run_servers import free_port
 from tests.conftest import REPO, SHIPPED_MODELS
 
 TOKEN = "class-db-teacher-token"
@@ -31,10 +32,6 @@ AUTH = {"Authorization": f"Bearer {TOKEN}"}
 PIDS: dict[str, int] = {}  # base URL -> the `python -m app` process serving it
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @contextmanager
@@ -77,8 +74,14 @@ def start_session(url: str, **body) -> str:
     return r.json()["code"]
 
 
+_addresses = itertools.count(2)
+
+
 def join(url: str, code: str, nickname: str) -> httpx.Client:
-    c = httpx.Client(base_url=url, timeout=30)
+    """A phone on its own loopback address (the budget of new nicknames is per address)."""
+    n = next(_addresses)
+    c = httpx.Client(base_url=url, timeout=30,
+                     transport=httpx.HTTPTransport(local_address=f"127.1.{n >> 8 & 255}.{n & 255}"))
     r = c.post(f"/api/sessions/{code}/join", json={"nickname": nickname})
     assert r.status_code == 200, r.text
     return c
@@ -106,6 +109,7 @@ def test_a_restart_keeps_the_session_and_its_answers(tmp_path):
         assert state["current"]["your_answer"] == "IsNext"
         r = back.post(f"/api/sessions/{code}/answers", json={"activity": "nsp", "item": item, "answer": "NotNext"})
         assert r.status_code == 409  # still answered once
+        pace(url, code, revealed=True)
         counts = httpx.get(f"{url}/api/sessions/{code}/results", headers=AUTH).json()["items"][0]["counts"]
         assert counts == {"IsNext": 1, "NotNext": 0}
 
@@ -135,6 +139,7 @@ def two_workers_share_one_database(data_dir: Path, *extra: str) -> None:
         for t in threads:
             t.join()
         assert sorted(statuses) == [201] * 30 + [409] * 30
+        pace(one, code, revealed=True)
         for url in (one, two):
             pooled = httpx.get(f"{url}/api/sessions/{code}/results", headers=AUTH).json()["items"][0]
             assert pooled["counts"] == {"IsNext": 20, "NotNext": 10}
@@ -244,10 +249,10 @@ def test_two_uvicorn_workers_share_one_database(tmp_path):
         body = {"activity": "nsp", "item": item, "answer": "IsNext"}
         assert two.call("POST", path + "/answers", body, student)[0] == 201
         assert one.call("POST", path + "/answers", body, student)[0] == 409  # once, whichever worker
-        assert one.call("GET", path + "/results", headers=AUTH)[1]["items"][0]["counts"] == {"IsNext": 1, "NotNext": 0}
+        assert one.call("GET", path + "/results", headers=AUTH)[1]["items"][0]["answered"] == 1  # not the split yet
         deadline = time.monotonic() + 10
         for kind, data in dashboard:
-            if kind == "results" and data["items"] and sum(data["items"][0]["counts"].values()) == 1:
+            if kind == "results" and data["items"] and data["items"][0]["answered"] == 1:
                 break
             assert time.monotonic() < deadline, "worker one's dashboard never showed the other worker's answer"
         for conns in by_worker.values():
@@ -364,6 +369,9 @@ def _user_exists(name: str) -> bool:
 def test_postgresql_two_servers_one_database(postgres_url, tmp_path):
     db = Database(database_url(postgres_url, tmp_path))
     assert db.dialect == "postgresql" and db.migrate() == dbmod.LATEST
+    with db.writing() as s:  # the step that frees removed nicknames (an UPDATE, so it may run again) is PostgreSQL too
+        for statement in dbmod.MIGRATIONS[3]:
+            s.execute(text(statement))
     db.close()
     # separate data folders: the only thing the two servers share is the PostgreSQL database
     a, b = tmp_path / "a", tmp_path / "b"
@@ -373,6 +381,7 @@ def test_postgresql_two_servers_one_database(postgres_url, tmp_path):
         item = pace(one, code, page="nsp")["item"]
         assert ana.post(f"/api/sessions/{code}/answers", json={"activity": "nsp", "item": item,
                                                                 "answer": "NotNext"}).status_code == 201
+        pace(one, code, revealed=True)
         pooled = httpx.get(f"{one}/api/sessions/{code}/results", headers=AUTH).json()["items"][0]
         assert pooled["counts"] == {"IsNext": 0, "NotNext": 1}
     assert not (a / "classes.sqlite3").exists()
