@@ -16,7 +16,7 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
-from . import __version__, auth, errors, glossary, openapi
+from . import __version__, auth, errors, glossary, openapi, pages
 from .classes.addresses import public_hosts
 from .classes.router import router as classes_router
 from .classes.store import Classes
@@ -59,6 +59,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             settings.instructor_token = auth.new_token()
             logging.getLogger("app").warning("instructor login: /login#token=%s", settings.instructor_token)
         app.state.registry = load_registry(settings)
+        device.pack_engine_soon(settings.static_dir)  # the engine's gzip copy, made once at low priority
         app.state.runs = RunManager(settings, app.state.registry)
         app.state.finetunes = FinetuneManager(settings, app.state.registry, app.state.runs)
         app.state.runs.slot_users.append(app.state.finetunes.active_label)  # one training slot for both
@@ -93,6 +94,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.active_streams = 0  # generation streams in flight (tests check it returns to 0)
     app.state.templates = Jinja2Templates(directory=str(settings.templates_dir))
     glossary.install(app.state.templates.env)
+    app.state.templates.env.globals["nav_pages"] = pages.NAV  # the navigation (templates/base.html)
     app.state.admission = AdmissionState(max_in_flight=settings.max_concurrent_requests,
                                           generation_share=settings.generation_share)
     errors.install_handlers(app, HEADERS)
@@ -113,7 +115,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # generation's (~100k instructions a request less than behind meta's five routes and each other).
     for router in (mask_fill.router, generation.router, nsp.router, meta.router, attention.router,
                    compare.router, objectives.router, electra.router, concepts.router, runs.router, login.router,
-                   finetunes.router, classes_router, docs.router, device.router, qr.router):
+                   finetunes.router, classes_router, docs.router, device.router, qr.router, pages.router):
         app.include_router(router)
     return app
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import os
 import re
 import threading
 from pathlib import Path
@@ -76,6 +77,22 @@ def engine_files(static_dir: Path) -> dict[str, EngineFile]:
             for role, name in ENGINE_FILES.items():
                 _engine[role] = EngineFile(Path(static_dir) / ENGINE_DIR / name)
         return _engine
+
+
+def pack_engine_soon(static_dir: Path) -> None:
+    """Make the engine's gzip copy in a background thread at the lowest CPU priority, once per
+    process, so that the first manifest (which states its size) does not wait seconds for it."""
+    def pack() -> None:
+        try:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)  # this thread only (Linux)
+        except (AttributeError, OSError):
+            pass
+        try:
+            _ = engine_files(static_dir)["wasm"].gz
+        except OSError:
+            pass  # served without the engine: its routes answer 404
+
+    threading.Thread(target=pack, name="pack-engine", daemon=True).start()
 
 
 def engine_info(static_dir: Path) -> dict:

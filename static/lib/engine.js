@@ -214,7 +214,17 @@ function resolved(manifest, url) {
     fetch: at(engine.wasm_packed || engine.wasm), fetchBytes: engine.wasm_packed ? engine.wasm_packed_bytes : engine.wasm_bytes }) });
 }
 
-async function manifestOf(set) {
+const manifests = new Map(); // set -> the manifest this page read (asked once per page)
+function manifestOf(set) {
+  if (!manifests.has(set)) {
+    const reading = readManifest(set);
+    manifests.set(set, reading);
+    reading.catch(() => manifests.delete(set));
+  }
+  return manifests.get(set);
+}
+
+async function readManifest(set) {
   const url = manifestUrl(set);
   const cache = typeof caches !== "undefined" ? await caches.open(CACHE).catch(() => null) : null;
   try {

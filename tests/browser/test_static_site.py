@@ -147,3 +147,56 @@ def test_a_page_change_does_not_start_the_download_again(browser, site):
             assert not errors, errors
         finally:
             context.close()
+
+
+METERED = "Object.defineProperty(navigator, 'connection', {value: {saveData: false, type: 'cellular'}, configurable: true});"
+
+
+def test_on_mobile_data_the_page_says_the_size_before_downloading(browser, make_page, site):
+    with plain_server(site) as (base, log):
+        context, page, rec = make_page(browser, base, 390, 844)
+        try:
+            page.add_init_script(METERED)
+            page.goto(PREFIX + "generate/")
+            page.wait_for_selector(".engine-status button")
+            said = page.inner_text(".engine-status")
+            assert re.search(r"downloads \d+\.\d MB once", said) and "mobile data" in said, said
+            page.screenshot(path=str(SHOTS / "metered-generate-390.png"))
+            assert not [p for p in log if p.endswith(".gz")]  # nothing moves before the student agrees
+            page.click(".engine-status button")
+            page.wait_for_selector("#g-dists .dist-panel:not([hidden])", timeout=LOAD_MS)
+            assert [p for p in log if p.endswith(".wasm.gz")]
+            rec.assert_clean(page)
+        finally:
+            context.close()
+
+
+def web_requests(rec) -> list[str]:
+    return [u for u in rec.requests if "/web/" in u]
+
+
+@pytest.mark.parametrize("on_phones", [False, True])
+def test_on_a_server_phones_download_models_only_when_the_teacher_says(browser, make_page, app_server, tiny_models_dir,
+                                                                       tmp_path, on_phones):
+    settings = Settings(models_dir=tiny_models_dir, data_dir=tmp_path / "data", instructor_token="t" * 32,
+                        models_on_phones=on_phones)
+    with app_server(create_app(settings)) as base:
+        context, page, rec = make_page(browser, base, 390, 844)
+        try:
+            page.goto("/generate?prompt=the%20king%20&seed=5")
+            page.wait_for_selector("#g-dists .dist-panel:not([hidden])")
+            page.wait_for_function("() => document.querySelector('.where-badge').textContent.includes('this server')")
+            if on_phones:
+                try:
+                    page.wait_for_function("() => (document.querySelector('.engine-status')?.textContent || '').includes('on your device now')",
+                                           timeout=LOAD_MS)
+                except Exception:
+                    print(page.evaluate("document.querySelector('.engine-status')?.outerHTML"), rec.requests, rec.console_errors)
+                    raise
+                assert any(u.endswith(".wasm.gz") for u in web_requests(rec))
+            else:
+                page.wait_for_timeout(6000)  # past the 3 s after which a page with --models-on-phones starts
+                assert web_requests(rec) == []  # the server answers: the phone stays off the Wi-Fi
+            rec.assert_clean(page)
+        finally:
+            context.close()
