@@ -24,11 +24,12 @@ import tempfile
 from pathlib import Path
 
 from .config import Settings
+from .pages import PAGES as PAGE_TABLE
 from .routers.device import MANIFEST, WEB_DIR, engine_files, read_manifest
 from .security import CSP
 from .static_notes import NEEDS, SELF_HOSTING, SELF_HOSTING_TITLE, SELF_HOSTING_BODY, needs_server_body
 
-ON_DEVICE = ["/", "/mask-fill", "/generate"]  # work without a server: the app's own pages
+ON_DEVICE = [p.path for p in PAGE_TABLE if p.on_device]  # work without a server (app/pages.py)
 PAGES = ON_DEVICE + list(NEEDS) + [SELF_HOSTING]
 MARKER = ".playground-static"  # a folder holding this was written here: it may be replaced
 # frame-ancestors has no effect in a <meta> policy (browsers warn about it): the rest is the app's own.

@@ -14,7 +14,7 @@ from typing import Annotated, AsyncIterable, Literal
 
 from anyio import to_thread
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
-from fastapi.responses import HTMLResponse, PlainTextResponse
+from fastapi.responses import PlainTextResponse
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
 from .. import auth, deps
@@ -233,13 +233,3 @@ def delete(code: CodePath, request: Request, _: Instructor):
     """Delete the session and everything its students sent (instructor)."""
     service.delete_session(classes(request).db, code)
     return Response(status_code=204)
-
-
-@router.api_route("/class", methods=["GET", "HEAD"], response_class=HTMLResponse, include_in_schema=False)
-def class_page(request: Request):
-    return deps.render(request, "class.html", "class", "Class session")
-
-
-@router.api_route("/join", methods=["GET", "HEAD"], response_class=HTMLResponse, include_in_schema=False)
-def join_page(request: Request):
-    return deps.render(request, "join.html", "join", "Join the class")

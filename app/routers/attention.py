@@ -4,7 +4,6 @@ inspection graphs <family>.attn.onnx of the selected model set; see app/tasks/at
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse
 
 from .. import deps
 from ..schemas.lessons import AttentionRequest, AttentionResponse
@@ -27,8 +26,3 @@ def attention(req: AttentionRequest, registry: deps.RegistryDep):
         "gpt": {"tokens": [models.vocab.token(t) for t in ids], **gpt},
         "bert": {"tokens": [models.vocab.token(t) for t in seq], **bert},
         "unknown_chars": unknown})
-
-
-@router.api_route("/attention", methods=["GET", "HEAD"], response_class=HTMLResponse, include_in_schema=False)
-def attention_page(request: Request):
-    return deps.render(request, "attention.html", "attention", "Attention")

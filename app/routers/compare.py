@@ -5,7 +5,6 @@ as /api/next-token gives it), BERT from both sides (the character masked, as /ap
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse
 
 from .. import deps
 from ..contract import FIRST_CHAR, MASK, UNK
@@ -45,8 +44,3 @@ def compare(req: CompareRequest, registry: deps.RegistryDep):
         "tokens": [bert.vocab.token(t) for t in ids], "position": pos,
         "char": req.text[pos] if ids[pos] != UNK else "[UNK]", "gpt": g_out, "bert": b_out,
         "strip": strip, "unknown_chars": unknown})
-
-
-@router.api_route("/compare", methods=["GET", "HEAD"], response_class=HTMLResponse, include_in_schema=False)
-def compare_page(request: Request):
-    return deps.render(request, "compare.html", "compare", "GPT vs BERT on the same blank")

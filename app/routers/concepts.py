@@ -10,7 +10,6 @@ from functools import lru_cache
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
-from fastapi.responses import HTMLResponse
 
 from .. import deps
 from ..classes import embargo
@@ -77,8 +76,3 @@ def answer(question_id: str, req: ConceptAnswer, request: Request):
     return {"id": q["id"], "correct": correct, "answer": shown.index(q["answer"]),
             "why": None if correct else q["choices"][picked]["why"],
             "explanation": q["explanation"], "applet": q["applet"], "applet_label": q["applet_label"]}
-
-
-@router.api_route("/concepts", methods=["GET", "HEAD"], response_class=HTMLResponse, include_in_schema=False)
-def concepts_page(request: Request):
-    return deps.render(request, "concepts.html", "concepts", "Concept check")

@@ -7,7 +7,7 @@ import json
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import Response
 
 from .. import auth, deps
 from ..errors import ApiError
@@ -147,8 +147,3 @@ def classify(req: ClassifyRequest, registry: deps.RegistryDep):
                                            "task": task if isinstance(task, str) else None,
                                            "arm": card.get("arm") if isinstance(card.get("arm"), str) else None,
                                            "accuracy": accuracy if isinstance(accuracy, (int, float)) else None})
-
-
-@router.api_route("/finetune", methods=["GET", "HEAD"], response_class=HTMLResponse, include_in_schema=False)
-def finetune_page(request: Request):
-    return deps.render(request, "finetune.html", "finetune", "Fine-tune lab")

@@ -9,7 +9,6 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request
-from fastapi.responses import HTMLResponse
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 from starlette.concurrency import run_in_threadpool
 
@@ -196,8 +195,3 @@ async def generate_stream_post(
 ) -> AsyncIterator[ServerSentEvent]:
     async for event in stream:
         yield event
-
-
-@router.api_route("/generate", methods=["GET", "HEAD"], response_class=HTMLResponse, include_in_schema=False)
-def generate_page(request: Request):
-    return deps.render(request, "generate.html", "generate", "Generate")

@@ -5,18 +5,13 @@ import json
 from urllib.parse import parse_qs
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.responses import RedirectResponse
 
-from .. import auth, deps
+from .. import auth
 from .. import errors
 from ..errors import ApiError
 
 router = APIRouter(tags=["login"])
-
-
-@router.api_route("/login", methods=["GET", "HEAD"], response_class=HTMLResponse, include_in_schema=False)
-def login_page(request: Request):
-    return deps.render(request, "login.html", "login", "Instructor login")
 
 
 @router.post("/login", include_in_schema=False)

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse
 
 from .. import deps
 from ..tasks import corruption
@@ -32,8 +31,3 @@ def corrupt(req: CorruptRequest, registry: deps.RegistryDep):
     ids, unknown = model.vocab.encode(req.text)
     out = corruption.demo(model, req.text, ids, "char", req.mask_rate, 3.0, req.seed)
     return deps.respond(CorruptResponse, {"tokens": [model.vocab.token(t) for t in ids], "unknown_chars": unknown, **out})
-
-
-@router.api_route("/mask-fill", methods=["GET", "HEAD"], response_class=HTMLResponse, include_in_schema=False)
-def mask_fill_page(request: Request):
-    return deps.render(request, "mask_fill.html", "mask_fill", "Mask fill")

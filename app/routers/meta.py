@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import JSONResponse
 
 from .. import deps
 from ..contract import SPECIALS
@@ -57,8 +57,3 @@ def model_detail(model: str, registry: deps.RegistryDep, request: Request):
     settings = request.app.state.settings  # a card may name the folders it was made from: no server paths
     cards = scrub(s.cards, [(str(settings.data_dir), "data"), (str(REPO) + "/", ""), (str(REPO), ".")])
     return deps.respond(ModelSetDetail, {**info, "cards": cards, "vocab": vocab, "examples": s.meta.examples})
-
-
-@router.api_route("/", methods=["GET", "HEAD"], response_class=HTMLResponse, include_in_schema=False)
-def home(request: Request):
-    return deps.render(request, "home.html", "home", "Pretraining Playground")

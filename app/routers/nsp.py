@@ -6,7 +6,6 @@ import random
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
-from fastapi.responses import HTMLResponse
 
 from .. import deps
 from ..classes import embargo
@@ -57,8 +56,3 @@ def predict(req: NSPRequest, registry: deps.RegistryDep):
     a_ids, b_ids, unknown = pair_ids(model, req.a, req.b)
     p = model.p_is_next(a_ids, b_ids)
     return deps.respond(NSPResponse, {"p_is_next": p, "prediction": label(p >= 0.5), "unknown_chars": unknown})
-
-
-@router.api_route("/nsp", methods=["GET", "HEAD"], response_class=HTMLResponse, include_in_schema=False)
-def nsp_page(request: Request):
-    return deps.render(request, "nsp.html", "nsp", "Next-sentence prediction")

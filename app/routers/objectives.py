@@ -7,7 +7,6 @@ from __future__ import annotations
 
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse
 
 from .. import deps
 from ..contract import bert_text_room
@@ -63,8 +62,3 @@ def recovery(req: RecoveryRequest, registry: deps.RegistryDep):
     """BERT's top-1 recovery over `draws` corruptions of held-out text, split by action."""
     return deps.respond(RecoveryResponse, recovery_figures(registry, req.model, req.scheme, req.mask_rate,
                                                            req.mean_span, req.draws, req.seed))
-
-
-@router.api_route("/objectives", methods=["GET", "HEAD"], response_class=HTMLResponse, include_in_schema=False)
-def objectives_page(request: Request):
-    return deps.render(request, "objectives.html", "objectives", "What the loss sees: pretraining objectives")

@@ -9,7 +9,7 @@ import json
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import Response
 
 from .. import auth, deps
 from ..jobs import ACTIVE, TRAIN_MISSING, EventStream, public, training_available
@@ -99,8 +99,3 @@ def run_events(run_id: str, request: Request, _: Annotated[dict, Depends(existin
     whenever its status or snapshots change. The stream ends once the run has ended (or the server
     stops). A reconnecting EventSource sends Last-Event-ID and gets only the lines after it."""
     return stream(manager(request), run_id, request)
-
-
-@router.api_route("/train", methods=["GET", "HEAD"], response_class=HTMLResponse, include_in_schema=False)
-def train_page(request: Request):
-    return deps.render(request, "train.html", "train", "Live pretraining")
