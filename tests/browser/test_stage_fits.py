@@ -85,6 +85,10 @@ class Lesson:
             assert joined.status_code == 200, joined.text
             self.students.append(client)
 
+    def items(self, page: str) -> dict[str, list[str]]:
+        """Go to `page`; every activity's item ids."""
+        return {act: [x["item"] for x in xs] for act, xs in self.put(page=page)["items"].items()}
+
     def put(self, **change) -> dict:
         r = httpx.put(f"{self.base}/api/sessions/{self.code}/state", headers=AUTH, json=change)
         assert r.status_code == 200, r.text
@@ -106,6 +110,14 @@ class Lesson:
             client.close()
 
 
+def logged_in(browser, base: str):
+    """(context, page, recorder) of an instructor's browser at 1280x720."""
+    context, page, rec = new_page(browser, base, 1280, 720)
+    page.goto(f"/login#token={TOKEN}")
+    page.wait_for_url(re.compile(r"/train"))
+    return context, page, rec
+
+
 def both_sizes(page, name: str, shots: Path, *selectors: str) -> None:
     for width, height in SIZES:
         page.set_viewport_size({"width": width, "height": height})
@@ -115,11 +127,9 @@ def both_sizes(page, name: str, shots: Path, *selectors: str) -> None:
 
 def test_every_reveal_of_every_activity_fits_the_projector_at_both_sizes(browser, room, shots):
     lesson = Lesson(room)
-    context, pr, rec = new_page(browser, room, 1280, 720)
+    context, pr, rec = logged_in(browser, room)
     try:
-        pr.goto(f"/login#token={TOKEN}")
-        pr.wait_for_url(re.compile(r"/train"))
-        items = {act: [x["item"] for x in xs] for act, xs in lesson.put(page="nsp")["items"].items()}
+        items = lesson.items("nsp")
         pr.goto(f"/class?code={lesson.code}&projector=1")
 
         for n, item in enumerate(items["nsp"], 1):
@@ -173,11 +183,9 @@ def test_every_reveal_of_every_activity_fits_the_projector_at_both_sizes(browser
 
 def test_the_teachers_page_is_one_screen_with_thirty_names_in_its_roster(browser, room, shots):
     lesson = Lesson(room)
-    context, t, rec = new_page(browser, room, 1280, 720)
+    context, t, rec = logged_in(browser, room)
     try:
-        t.goto(f"/login#token={TOKEN}")
-        t.wait_for_url(re.compile(r"/train"))
-        items = {act: [x["item"] for x in xs] for act, xs in lesson.put(page="concept")["items"].items()}
+        items = lesson.items("concept")
         lesson.put(item=items["concept"][17])
         lesson.answer("concept", items["concept"][17], lambda k: str(k % 4))
         lesson.put(revealed=True)
