@@ -1,5 +1,7 @@
-"""Shared dependencies of the routers, as `Annotated` aliases: the registry, the settings, page
-rendering and documented errors. Routers resolve a request's `model` with `registry.gpt(req.model)`."""
+"""Shared dependencies of the routers, as `Annotated` aliases: the registry, the settings, the two
+kinds of job (runs, fine-tunes), page rendering and documented errors. A router takes what it needs
+as a parameter (`registry: deps.RegistryDep`), never from `request.app.state`. Routers resolve a
+request's `model` with `registry.gpt(req.model)`."""
 from __future__ import annotations
 
 from typing import Annotated
@@ -10,7 +12,9 @@ from pydantic import BaseModel
 
 from .config import Settings
 from .errors import ApiError
+from .finetunes.jobs import FinetuneManager
 from .registry import Registry
+from .runs import RunManager
 from .schemas import ErrorBody
 
 
@@ -23,8 +27,18 @@ async def get_settings(request: Request) -> Settings:
     return request.app.state.settings
 
 
+async def get_runs(request: Request) -> RunManager:
+    return request.app.state.runs
+
+
+async def get_finetunes(request: Request) -> FinetuneManager:
+    return request.app.state.finetunes
+
+
 RegistryDep = Annotated[Registry, Depends(get_registry)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
+RunsDep = Annotated[RunManager, Depends(get_runs)]
+FinetunesDep = Annotated[FinetuneManager, Depends(get_finetunes)]
 
 
 def check_top_k(top_k: int, vocab_size: int, allow_zero: bool) -> None:

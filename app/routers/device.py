@@ -142,13 +142,13 @@ def pack(path: Path, packed: Path) -> bool:
 
 
 @router.get("/web/models/{set_id}/manifest.json")
-def manifest(set_id: str, request: Request, registry: deps.RegistryDep):
+def manifest(set_id: str, registry: deps.RegistryDep, settings: deps.SettingsDep):
     meta = registry.meta(None if set_id == "default" else set_id)
     found = read_manifest(meta.folder)
     if found is None:
         raise ApiError(f"model set {meta.id!r} has no copies for the browser yet "
                        f"(python -m training web-copies FOLDER writes them)", "model", status=404)
-    body = set_manifest(found, meta.id, meta.name, engine_info(request.app.state.settings.static_dir))
+    body = set_manifest(found, meta.id, meta.name, engine_info(settings.static_dir))
     return JSONResponse(body, headers={"Cache-Control": "no-cache"})
 
 
@@ -175,11 +175,11 @@ def model_file(set_id: str, file: str, request: Request, registry: deps.Registry
 
 
 @router.get("/web/engine/{file}")
-def engine_file(file: str, request: Request):
+def engine_file(file: str, request: Request, settings: deps.SettingsDep):
     raw = file.endswith(".wasm.gz")  # the gzip copy itself, for the browser to unpack
     name = file[:-3] if raw else file
     match = ENGINE_FILE.match(name)
-    files = engine_files(request.app.state.settings.static_dir)
+    files = engine_files(settings.static_dir)
     found = next((f for f in files.values() if match and f.name == name), None)
     if found is None:
         raise ApiError(f"no engine file {file!r} here (an old link? the manifest names the current ones)", None, status=404)

@@ -10,9 +10,12 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 
 from .. import auth, deps
+from ..config import Settings
 from ..errors import ApiError
 from ..finetunes import task_file
 from ..finetunes.jobs import FinetuneManager
+from ..registry import Registry
+from ..runs import RunManager
 from ..schemas.finetunes import (ARMS, ClassifyRequest, ClassifyResponse, FinetuneDetail, FinetuneList,
                                  FinetuneSummary, StartFinetune, TaskList)
 from ..jobs import ACTIVE, EventStream, public, training_available
@@ -22,12 +25,8 @@ router = APIRouter(tags=["fine-tuning"])
 SUMMARY_KEYS = ("id", "status", "created", "started", "ended", "reason", "settings")
 
 
-def manager(request: Request) -> FinetuneManager:
-    return request.app.state.finetunes
-
-
-def existing(finetune_id: str, request: Request) -> dict:
-    return manager(request).get(finetune_id)
+def existing(finetune_id: str, m: deps.FinetunesDep) -> dict:
+    return m.get(finetune_id)
 
 
 def shown(m: FinetuneManager, job: dict) -> dict:
@@ -44,15 +43,14 @@ def shown_detail(m: FinetuneManager, job_id: str) -> dict:
 
 
 @router.get("/api/tasks", response_model=TaskList)
-def list_tasks(request: Request):
+def list_tasks(m: deps.FinetunesDep):
     """The shipped fine-tuning tasks (labelled data files in the repository, with provenance)."""
-    return {"tasks": manager(request).tasks(), "available": training_available()}
+    return {"tasks": m.tasks(), "available": training_available()}
 
 
 @router.get("/api/finetunes", response_model=FinetuneList)
-def list_finetunes(request: Request):
+def list_finetunes(request: Request, m: deps.FinetunesDep, s: deps.SettingsDep):
     """Every stored fine-tune, newest first, with its status and settings."""
-    m, s = manager(request), request.app.state.settings
     jobs = m.list()
     return {"finetunes": [summary(j, m) for j in jobs], "active": next((j["id"] for j in jobs if j["status"] in ACTIVE), None),
             "training_available": training_available(), "instructor": auth.is_instructor(request),
@@ -60,16 +58,15 @@ def list_finetunes(request: Request):
 
 
 @router.get("/api/finetunes/{finetune_id}", response_model=FinetuneDetail, responses=deps.errors(404))
-def get_finetune(finetune_id: str, request: Request):
+def get_finetune(finetune_id: str, m: deps.FinetunesDep):
     """One fine-tune: its settings, every finished fine-tune's held-out accuracy, the mean and 95 %
     interval per arm and size so far, the trainer's summary once done, and its classifiers."""
-    m = manager(request)
     return deps.respond(FinetuneDetail, shown(m, m.detail(finetune_id)))
 
 
-def check_start(body: StartFinetune, request: Request) -> tuple[dict, str | None]:
+def check_start(body: StartFinetune, m: FinetuneManager, registry: Registry, settings: Settings,
+                runs: RunManager) -> tuple[dict, str | None]:
     """The settings a job runs with, every field checked (4xx naming it)."""
-    m, registry = manager(request), request.app.state.registry
     if (body.task is None) == (body.task_text is None):
         raise ApiError("give exactly one of task (a shipped task's name) or task_text (a task file's text)", "task")
     meta = registry.meta(body.model)
@@ -81,7 +78,7 @@ def check_start(body: StartFinetune, request: Request) -> tuple[dict, str | None
             raise ApiError(f"task must be one of {', '.join(names) or '(none: the trainer lists no tasks)'}", "task")
         label = body.task
     else:
-        parsed = task_file.parse(body.task_text, request.app.state.settings.max_corpus_bytes)
+        parsed = task_file.parse(body.task_text, settings.max_corpus_bytes)
         label = body.task_name or f"uploaded task ({parsed['examples']} examples)"
     sizes = list(dict.fromkeys(body.sizes))
     if any(isinstance(s, int) and not 1 <= s <= 100_000 for s in sizes):
@@ -90,7 +87,7 @@ def check_start(body: StartFinetune, request: Request) -> tuple[dict, str | None
     if body.snapshots:
         if meta.run is None:
             raise ApiError("snapshots needs a model from a training run (a run or one of its snapshots)", "snapshots")
-        run_dir = str(request.app.state.runs.run_dir(meta.run))
+        run_dir = str(runs.run_dir(meta.run))
     settings = {"model": meta.id, "model_name": meta.name, "model_dir": str(meta.folder), "task": body.task,
                 "task_label": label, "arms": list(dict.fromkeys(body.arms)), "sizes": sizes, "seeds": body.seeds,
                 "steps": body.steps, "snapshots": body.snapshots, "run": meta.run, "run_dir": run_dir}
@@ -99,21 +96,20 @@ def check_start(body: StartFinetune, request: Request) -> tuple[dict, str | None
 
 @router.post("/api/finetunes", status_code=202, response_model=FinetuneSummary,
              responses=deps.errors(400, 401, 403, 404, 409, 413, 422, 503, 507))
-def start_finetune(body: StartFinetune, request: Request, _: auth.InstructorDep):
+def start_finetune(body: StartFinetune, m: deps.FinetunesDep, registry: deps.RegistryDep, settings: deps.SettingsDep,
+                   runs: deps.RunsDep, _: auth.InstructorDep):
     """Start a fine-tune (instructor only): each arm on the same labelled examples, steps and seeds.
     202 with the job; 409 while the training slot is busy (a run or another fine-tune); a bad task
     file is a 422 naming `task_text` and the line."""
-    settings, text = check_start(body, request)
-    m = manager(request)
-    job = m.start(settings, text)
+    job_settings, text = check_start(body, m, registry, settings, runs)
+    job = m.start(job_settings, text)
     return Response(json.dumps(summary(job, m)), status_code=202, media_type="application/json",
                     headers={"Location": f"/api/finetunes/{job['id']}"})
 
 
 @router.delete("/api/finetunes/{finetune_id}", response_model=FinetuneSummary, responses=deps.errors(401, 403, 404))
-def delete_finetune(finetune_id: str, request: Request, _: auth.InstructorDep):
+def delete_finetune(finetune_id: str, m: deps.FinetunesDep, _: auth.InstructorDep):
     """Cancel a running fine-tune (its finished classifiers stay), or delete a finished one with them."""
-    m = manager(request)
     return summary(m.cancel_or_delete(finetune_id), m)
 
 
@@ -122,12 +118,12 @@ NOT_FOUND_JSON = {404: {"description": "No such fine-tune", "content": {
 
 
 @router.get("/api/finetunes/{finetune_id}/events", response_class=EventStream, responses=NOT_FOUND_JSON)
-def finetune_events(finetune_id: str, request: Request, _: Annotated[dict, Depends(existing)]):
+def finetune_events(finetune_id: str, request: Request, m: deps.FinetunesDep,
+                    _: Annotated[dict, Depends(existing)]):
     """Server-sent events: the whole history first, then live, one event per trainer line (`start`,
     `result`, `classifier`, `gpt_way`, `summary`, `error`; ids count lines), plus `status` (the job
     as GET /api/finetunes/{id} answers it) whenever it changes. Ends once the job has ended.
     Last-Event-ID resumes after that line (a header that is not a line number is ignored)."""
-    m = manager(request)
     return stream(m.events_path(finetune_id), request, lambda: shown_detail(m, finetune_id), m.stopping)
 
 

@@ -7,7 +7,7 @@ from urllib.parse import parse_qs
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse
 
-from .. import auth
+from .. import auth, deps
 from .. import errors
 from ..errors import ApiError
 
@@ -15,9 +15,9 @@ router = APIRouter(tags=["login"])
 
 
 @router.post("/login", include_in_schema=False)
-async def login(request: Request):
+async def login(request: Request, settings: deps.SettingsDep):
     """Form field `token` (or JSON {"token"}): sets a new session cookie and redirects to /train."""
-    token = request.app.state.settings.instructor_token
+    token = settings.instructor_token
     if not auth.same_site(request):
         raise ApiError("log in from this site's own login page", "token", status=403)
     raw = await request.body()

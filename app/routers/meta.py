@@ -35,7 +35,7 @@ def health(request: Request, registry: deps.RegistryDep):
 
 
 @router.get("/api/models", response_model=ModelsResponse, responses=deps.errors(503))
-def model_list(registry: deps.RegistryDep, request: Request):
+def model_list(registry: deps.RegistryDep, settings: deps.SettingsDep):
     """Every model set (the shipped one, extra folders, finished training runs and their
     snapshots) with its cards, the default set's vocabulary, and the limits the server enforces."""
     default = registry.default
@@ -44,16 +44,16 @@ def model_list(registry: deps.RegistryDep, request: Request):
     return deps.respond(ModelsResponse, {
         "default": default.id, "sets": registry.list(), "limits": Limits(),
         "vocab": {"specials": SPECIALS, "chars": default.vocab.chars}, "cards": default.cards,
-        "examples": default.meta.examples, "models_on_phones": request.app.state.settings.models_on_phones})
+        "examples": default.meta.examples, "models_on_phones": settings.models_on_phones})
 
 
 @router.get("/api/models/{model}", response_model=ModelSetDetail, responses=deps.errors(404))
-def model_detail(model: str, registry: deps.RegistryDep, request: Request):
+def model_detail(model: str, registry: deps.RegistryDep, settings: deps.SettingsDep):
     """One model set, loaded, with its vocabulary and (a training run's set) lines of its own
     held-out text, the applets' defaults."""
     s = registry.get(model)
     info = registry.info(s.meta, s)
     vocab = {"specials": SPECIALS, "chars": s.vocab.chars} if s.vocab else None
-    settings = request.app.state.settings  # a card may name the folders it was made from: no server paths
+    # a card may name the folders it was made from: no server paths
     cards = scrub(s.cards, [(str(settings.data_dir), "data"), (str(REPO) + "/", ""), (str(REPO), ".")])
     return deps.respond(ModelSetDetail, {**info, "cards": cards, "vocab": vocab, "examples": s.meta.examples})

@@ -21,13 +21,10 @@ from ..schemas.runs import RunList, RunSummary, StartRun
 
 router = APIRouter(tags=["runs"])
 
-def manager(request: Request) -> RunManager:
-    return request.app.state.runs
 
-
-def existing_run(run_id: str, request: Request) -> dict:
+def existing_run(run_id: str, m: deps.RunsDep) -> dict:
     """404 before a stream starts."""
-    return manager(request).get(run_id)
+    return m.get(run_id)
 
 
 def shown(m: RunManager, run: dict) -> dict:
@@ -35,10 +32,9 @@ def shown(m: RunManager, run: dict) -> dict:
 
 
 @router.get("/api/runs", response_model=RunList)
-def list_runs(request: Request):
+def list_runs(request: Request, m: deps.RunsDep, s: deps.SettingsDep):
     """Every stored run, newest first, with its status (queued, running, finished, cancelled, failed,
     interrupted), settings, corpus description and metrics; the running one; what starting needs."""
-    m, s = manager(request), request.app.state.settings
     runs = m.list()
     return {"runs": [shown(m, r) for r in runs], "active": next((r["id"] for r in runs if r["status"] in ACTIVE), None),
             "training_available": training_available(), "enable": None if training_available() else TRAIN_MISSING,
@@ -48,17 +44,16 @@ def list_runs(request: Request):
 
 
 @router.get("/api/runs/{run_id}", response_model=RunSummary, responses=deps.errors(404))
-def get_run(run_id: str, request: Request):
+def get_run(run_id: str, m: deps.RunsDep):
     """One run in full: status, settings, corpus, latest progress, held-out metrics, snapshots (each a
     model set id usable as `model` everywhere), the equivalent command lines (relative paths)."""
-    m = manager(request)
     run = m.get(run_id)
     return public(run, m.run_dir(run_id), m.data_dir, m.REPO)
 
 
 @router.post("/api/runs", status_code=202, response_model=RunSummary,
              responses=deps.errors(400, 401, 403, 409, 413, 422, 429, 503, 507))
-def start_run(body: StartRun, request: Request, _: auth.InstructorDep):
+def start_run(body: StartRun, m: deps.RunsDep, _: auth.InstructorDep):
     """Start a run (instructor only). 202 with the run; 409 naming the run already training;
     507 when the stored-runs cap is reached or the disk is full (nothing is left behind);
     503 when training is not installed or the data folder is not writable."""
@@ -67,7 +62,6 @@ def start_run(body: StartRun, request: Request, _: auth.InstructorDep):
     name = clean_name(body.name)
     if not training_available():
         raise ApiError(TRAIN_MISSING, None, status=503)
-    m = manager(request)
     presets = {p["name"]: p for p in m.presets()}
     if body.preset is not None and body.preset not in presets:
         raise ApiError(f"preset must be one of {', '.join(presets)}", "preset")
@@ -78,11 +72,10 @@ def start_run(body: StartRun, request: Request, _: auth.InstructorDep):
 
 
 @router.delete("/api/runs/{run_id}", response_model=RunSummary, responses=deps.errors(401, 403, 404, 409, 429))
-def delete_run(run_id: str, request: Request, _: auth.InstructorDep):
+def delete_run(run_id: str, m: deps.RunsDep, _: auth.InstructorDep):
     """Cancel a queued or running run (it stops at once; its finished snapshots stay), or delete a
     finished one with its model sets (call it again after a cancel to delete). 409: an example run
     shipped with the models (read-only). A run whose trainer is gone answers with its settled state."""
-    m = manager(request)
     return shown(m, m.cancel_or_delete(run_id))
 
 
@@ -92,10 +85,10 @@ NOT_FOUND_JSON = {404: {"description": "No such run", "content": {
 
 
 @router.get("/api/runs/{run_id}/events", response_class=EventStream, responses=NOT_FOUND_JSON)
-def run_events(run_id: str, request: Request, _: Annotated[dict, Depends(existing_run)]):
+def run_events(run_id: str, request: Request, m: deps.RunsDep, _: Annotated[dict, Depends(existing_run)]):
     """Server-sent events: the run's whole history first, then live, one event per trainer line
     (`start`, `models`, `progress`, `eval`, `sample`, `snapshot`, `exporting`, `finished`,
     `cancelled`, `error`; data = the JSON line, ids count lines), plus `status` (the run summary)
     whenever its status or snapshots change. The stream ends once the run has ended (or the server
     stops). A reconnecting EventSource sends Last-Event-ID and gets only the lines after it."""
-    return stream(manager(request), run_id, request)
+    return stream(m, run_id, request)
