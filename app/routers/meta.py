@@ -34,6 +34,12 @@ def health(request: Request, registry: deps.RegistryDep):
                         headers={"Cache-Control": "no-store"})
 
 
+def no_paths(value, settings):
+    """A card may name the folders it was made from (a classifier's base_model.folder): no server
+    paths leave the server (the data folder as "data", the checkout's relative, any other cut to its name)."""
+    return scrub(value, [(str(settings.data_dir), "data"), (str(REPO) + "/", ""), (str(REPO), ".")])
+
+
 @router.get("/api/models", response_model=ModelsResponse, responses=deps.errors(503))
 def model_list(registry: deps.RegistryDep, settings: deps.SettingsDep):
     """Every model set (the shipped one, extra folders, finished training runs and their
@@ -42,8 +48,8 @@ def model_list(registry: deps.RegistryDep, settings: deps.SettingsDep):
     if default.vocab is None:
         raise ApiError("the vocabulary is not loaded on this server (see /api/health)", None, status=503)
     return deps.respond(ModelsResponse, {
-        "default": default.id, "sets": registry.list(), "limits": Limits(),
-        "vocab": {"specials": SPECIALS, "chars": default.vocab.chars}, "cards": default.cards,
+        "default": default.id, "sets": no_paths(registry.list(), settings), "limits": Limits(),
+        "vocab": {"specials": SPECIALS, "chars": default.vocab.chars}, "cards": no_paths(default.cards, settings),
         "examples": default.meta.examples, "models_on_phones": settings.models_on_phones})
 
 
@@ -54,6 +60,5 @@ def model_detail(model: str, registry: deps.RegistryDep, settings: deps.Settings
     s = registry.get(model)
     info = registry.info(s.meta, s)
     vocab = {"specials": SPECIALS, "chars": s.vocab.chars} if s.vocab else None
-    # a card may name the folders it was made from: no server paths
-    cards = scrub(s.cards, [(str(settings.data_dir), "data"), (str(REPO) + "/", ""), (str(REPO), ".")])
+    cards = no_paths(s.cards, settings)
     return deps.respond(ModelSetDetail, {**info, "cards": cards, "vocab": vocab, "examples": s.meta.examples})

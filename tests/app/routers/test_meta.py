@@ -74,3 +74,27 @@ def test_static_files_are_served_from_the_static_dir(tiny_models_dir, tmp_path):
     with TestClient(create_app(Settings(models_dir=tiny_models_dir, static_dir=tmp_path))) as c:
         assert c.get("/static/style.css").text == "body{}"
         assert c.get("/static/nope.js").status_code == 404
+
+
+def test_no_card_in_the_model_listing_shows_a_server_path(tmp_path):
+    """Issue 34: GET /api/models showed a classifier card's base_model.folder as a server path."""
+    from tests.conftest import SHIPPED_MODELS
+
+    models, data = tmp_path / "models", tmp_path / "data"
+    models.mkdir()
+    for f in SHIPPED_MODELS.iterdir():
+        (models / f.name).symlink_to(f)
+    (models / "bert.card.json").unlink()
+    card = json.loads((SHIPPED_MODELS / "bert.card.json").read_text())
+    card["base_model"] = {"folder": str(data / "runs" / "r1" / "final"), "set_id": "r1"}
+    card["made_from"] = "/home/teacher/secret/corpus.txt"
+    (models / "bert.card.json").write_text(json.dumps(card))
+    with TestClient(create_app(Settings(models_dir=models, data_dir=data))) as c:
+        listing = c.get("/api/models")
+        assert listing.status_code == 200, listing.text
+        body = listing.json()
+        assert body["cards"]["bert"]["base_model"]["folder"] == "data/runs/r1/final"
+        assert body["cards"]["bert"]["made_from"] == "corpus.txt"
+        assert str(tmp_path) not in listing.text and "/home/teacher" not in listing.text
+        detail = c.get(f"/api/models/{body['default']}").json()
+        assert detail["cards"]["bert"]["base_model"]["folder"] == "data/runs/r1/final"
