@@ -28,7 +28,7 @@ PAGES = (
     Page("/generate", "generate", "Generate", nav="Generation", on_device=True),
     Page("/nsp", "nsp", "Next-sentence prediction", nav="NSP Quiz"),
     Page("/attention", "attention", "Attention", nav="The mask"),
-    Page("/compare", "compare", "GPT vs BERT on the same blank", nav="GPT vs BERT"),
+    Page("/compare", "compare", "GPT vs BERT on the same blank", nav="GPT vs BERT", on_device=True),
     Page("/objectives", "objectives", "What the loss sees: pretraining objectives", nav="Objectives"),
     Page("/concepts", "concepts", "Concept check", nav="Concepts"),
     Page("/train", "train", "Live pretraining", nav="Train"),

@@ -4,7 +4,7 @@ DIR gets the pages at the app's URLs (`/generate` is generate/index.html: a stat
 /generate with a redirect to /generate/ and serves it), the static files those pages use, /api/models
 (what the pages ask first, frozen: the default set only), and /web/ (the gzip copies of the engine's
 WebAssembly and of the set's web copies, which each browser unpacks itself: most hosts send files as
-they are, without compression). No Python runs behind it: Generation and Mask-Fill compute on each
+they are, without compression). No Python runs behind it: Generation, Mask-Fill and GPT vs BERT compute on each
 visitor's device (static/lib/engine.js); every page that needs the server is a short page saying what
 it needs (app/static_notes.py). Every URL in it is relative (pages: ../static/...; scripts: the site's
 root computed from their own URL, static/lib/site.js), so the folder works at a host's root and under
@@ -165,8 +165,8 @@ def write_all(out: Path, client, settings: Settings, models_dir: Path) -> dict:
     (out / "README.txt").write_text(
         "The Pretraining Playground as static files (python -m app export-static).\n"
         "Serve this folder from any web host, at its root or under any path: python -m http.server 8080\n"
-        "(then http://localhost:8080/), nginx, GitHub Pages, a school's web space. Generation and Mask-Fill\n"
-        "run in each visitor's browser. See docs/static-build.md in the playground's source.\n", encoding="utf-8")
+        "(then http://localhost:8080/), nginx, GitHub Pages, a school's web space. Generation, Mask-Fill and\n"
+        "GPT vs BERT run in each visitor's browser. See docs/static-build.md in the playground's source.\n", encoding="utf-8")
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     return {"folder": str(out), "set": default, "pages": PAGES, "bytes": size}
 

@@ -13,8 +13,6 @@ NEEDS = {
              "this copy cannot ask BERT's next-sentence question in your browser yet."),
     "/attention": ("The mask is the worldview", "The attention weights are read from the models by the "
                    "playground's server; this copy cannot compute them in your browser yet."),
-    "/compare": ("GPT vs BERT", "This comparison runs GPT and BERT on the playground's server; this copy "
-                 "cannot run it in your browser yet."),
     "/objectives": ("Objectives", "The corruption demos and ELECTRA's guesses are computed by the playground's "
                     "server; this copy cannot compute them in your browser yet."),
     "/concepts": ("Concept check", "The questions and their explanations are kept and checked by the "
@@ -34,7 +32,7 @@ NEEDS = {
 SELF_HOSTING = "/self-hosting"
 SELF_HOSTING_TITLE = "Run the playground yourself"
 SELF_HOSTING_BODY = f"""
-<p class="lead">This copy of the playground has no server: Generation and Mask-Fill run in your browser, and the
+<p class="lead">This copy of the playground has no server: Generation, Mask-Fill and GPT vs BERT run in your browser, and the
   pages that need a server say so. {SERVER} To get every page, run the playground's server yourself:</p>
 <ol>
   <li>On a computer with Python 3.11 or newer, get the playground's source code (the folder this copy was made
@@ -53,5 +51,5 @@ def needs_server_body(path: str) -> tuple[str, str]:
     body = (f'\n<p class="lead static-note" role="note">This page needs the playground\'s server, and this copy of '
             f"the playground has none. {html.escape(need, quote=False)}</p>\n<p>{SERVER}</p>\n"
             f'<p><a href="{SELF_HOSTING}">How to run the playground yourself</a>, or try what runs here: '
-            f'<a href="/generate">Generation</a> and <a href="/mask-fill">Mask-Fill</a>.</p>\n')
+            f'<a href="/generate">Generation</a>, <a href="/mask-fill">Mask-Fill</a> and <a href="/compare">GPT vs BERT</a>.</p>\n')
     return title, body

@@ -1,6 +1,7 @@
 """The models on the student's device (static/lib/engine.js) measured in Chromium against the server.
 
     python -m benchmarks.browser_engine [--models-dir models] [--port 0] [--class-size 30] [--json]
+    python -m benchmarks.browser_engine --phone [--docs]   # a throttled phone (benchmarks/phone_profile.py)
 
 Prints: bytes downloaded by a first visit to /generate that loads the engine and both models, and by
 a second visit (the Cache API and the immutable URLs: the models are not downloaded again); the time
@@ -9,6 +10,11 @@ through the server (the same page asking the same server over loopback HTTP); th
 with GPT and BERT loaded; and the server's CPU seconds for a class of N students who each load the
 page and compute 200 characters locally, versus the same N generations computed by the server.
 Needs Debian's chromium (/usr/bin/chromium) and playwright. Runs `python -m app` on loopback.
+
+--phone measures a student's phone instead (benchmarks/phone_profile.py): the static copy under
+/playground/ on a plain server behind slow 4G, CPU 4x slower: bytes and seconds to the first generated
+character on a first and a second visit; and the bytes a class moves over the Wi-Fi on the live server
+with and without --models-on-phones. --docs writes those figures into docs/static-build.md.
 """
 from __future__ import annotations
 
@@ -112,15 +118,78 @@ def measure(base: str, server_pid: int, class_size: int) -> dict:
     return out
 
 
+DOCS = REPO / "docs" / "static-build.md"
+BEGIN, END = "<!-- phone-profile: written by python -m benchmarks.browser_engine --phone --docs -->", "<!-- /phone-profile -->"
+
+
+def phone(models_dir: Path, class_size: int) -> dict:
+    import tempfile
+
+    from playwright.sync_api import sync_playwright
+
+    from app.static_build import export
+    from benchmarks.phone_profile import class_bytes, static_visits
+
+    out: dict = {"machine": cpu()}
+    with tempfile.TemporaryDirectory(prefix="phone-") as tmp, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"])
+        export(Path(tmp) / "playground", models_dir)
+        out.update(static_visits(browser, Path(tmp)))
+        for on in (False, True):
+            proc, base = start_server(models_dir, ["--models-on-phones"] if on else [])
+            try:
+                one = class_bytes(browser, base, on)
+            finally:
+                stop_server(proc)
+            out["models_on_phones" if on else "server_computes"] = {"phone_bytes": one, "class_bytes": one * class_size}
+        browser.close()
+    out["class_size"] = class_size
+    return out
+
+
+def phone_lines(r: dict) -> list[str]:
+    f, s, off, on = r["first_visit"], r["second_visit"], r["server_computes"], r["models_on_phones"]
+    return [
+        f"machine: {r['machine']}; Chromium 390x844, CPU 4x slower; the static copy under /playground/ on Python's "
+        "http.server (no compression) behind slow 4G (180 KB/s, 562 ms)",
+        f"first visit to Generation:  {f['bytes'] / 1e6:.2f} MB, first generated character after {f['first_char_s']} s "
+        f"(the page said: \"{f['status_line']}\")",
+        f"second visit:               {s['bytes'] / 1e6:.2f} MB, first generated character after {s['first_char_s']} s",
+        f"a class of {r['class_size']} on the live server, each opening Generation and generating 200 characters "
+        f"(one phone measured, x{r['class_size']}):",
+        f"  server computes (default):  {off['phone_bytes'] / 1e6:.2f} MB a phone, {off['class_bytes'] / 1e6:.1f} MB for the class",
+        f"  --models-on-phones:         {on['phone_bytes'] / 1e6:.2f} MB a phone, {on['class_bytes'] / 1e6:.1f} MB for the class",
+    ]
+
+
+def write_docs(lines: list[str]) -> None:
+    text = DOCS.read_text(encoding="utf-8")
+    block = BEGIN + "\n```\n" + "\n".join(lines) + "\n```\n" + END
+    if BEGIN in text:
+        text = text[:text.index(BEGIN)] + block + text[text.index(END) + len(END):]
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    DOCS.write_text(text, encoding="utf-8")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--models-dir", default=str(REPO / "models"))
     parser.add_argument("--port", type=int, default=0, help="0: a free one")
     parser.add_argument("--class-size", type=int, default=30)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--phone", action="store_true", help="a throttled phone on the static copy and a class's bytes")
+    parser.add_argument("--docs", action="store_true", help="with --phone: write the figures into docs/static-build.md")
     args = parser.parse_args()
     if not Path(args.models_dir, "web", "manifest.json").is_file():
         raise SystemExit(f"{args.models_dir} has no web copies: python -m training web-copies {args.models_dir}")
+    if args.phone:
+        result = phone(Path(args.models_dir), args.class_size)
+        lines = phone_lines(result)
+        print(json.dumps(result, indent=1) if args.json else "\n".join(lines))
+        if args.docs:
+            write_docs(lines)
+        return
     port = args.port or free_port()
     import benchmarks.common as common
 

@@ -95,6 +95,7 @@ function reasonOf(err) {
 async function onDevice(device, body, err, opts) {
   if (!isStatic() && err) awaySince = performance.now();
   try {
+    await agreed();
     const data = await device(withModel(body), opts);
     setWhere("device", reasonOf(err));
     return data;
@@ -194,12 +195,16 @@ function status() {
   return statusLine;
 }
 
-onProgress(({ got, total }) => {
+let planned = 0; // bytes this page said it would download (the files start one after another)
+
+function drawProgress(got, total) {
   const line = status();
   line.hidden = false;
   line.replaceChildren(got >= total ? "The models are on your device now (kept for your next visit)."
     : "Downloading the models to your device: " + MB(got) + " of " + MB(total) + ".");
-});
+}
+
+onProgress(({ got, total }) => drawProgress(got, Math.max(total, planned)));
 
 /* A phone plan that counts bytes: the browser says "save data", or the phone is on mobile data. */
 export function metered() {
@@ -207,23 +212,46 @@ export function metered() {
   return !!c && (c.saveData === true || c.type === "cellular");
 }
 
+let pageFamily; // the model this page runs (warmUp's family; undefined: all of the set's)
+let agreement = null;
+
+/* Resolves once the device may download: at once, or on a metered connection once the student
+   agreed to the size this page said (every computation on this page waits for that one answer). */
+function agreed() {
+  if (!agreement) {
+    agreement = (async () => {
+      if (!metered()) return;
+      const { bytes } = await plan(undefined, pageFamily);
+      if (bytes <= 0) return;
+      const line = status();
+      const go = el("button", { type: "button", class: "btn btn-small engine-download", text: "Download " + MB(bytes) });
+      line.hidden = false;
+      line.replaceChildren("To compute here, this page downloads " + MB(bytes) + " once (the engine and the model; " +
+        "your phone keeps them). You seem to be on mobile data. ", go);
+      await new Promise((resolve) => go.addEventListener("click", resolve, { once: true }));
+      line.replaceChildren("Starting the download…");
+    })();
+    agreement.catch(() => { agreement = null; });
+  }
+  return agreement;
+}
+
 /* The engine and `family`'s model, downloaded now: in a static build at once (on a metered
    connection once the student agrees to the size), on a server only when the teacher chose models
    on the phones (--models-on-phones): otherwise a phone downloads nothing while the server answers
    (the device steps in, downloading then, only when the server is busy or away). */
 async function prepare(family) {
+  await agreed();
   const { bytes } = await plan(undefined, family);
-  if (bytes > 0 && metered()) {
-    const line = status();
-    const go = el("button", { type: "button", class: "engine-download", text: "Download " + MB(bytes) });
-    line.replaceChildren("To compute here, this page downloads " + MB(bytes) + " once (the engine and the model; " +
-      "your phone keeps them). You seem to be on mobile data. ", go);
-    await new Promise((resolve) => go.addEventListener("click", resolve, { once: true }));
+  if (bytes > 0) {
+    planned = bytes;
+    drawProgress(0, bytes);
   }
   await ready(undefined, family);
 }
 
 export function warmUp(family) {
+  pageFamily = family;
   const start = () => prepare(family).catch(() => {}); // a failure shows when the device is really needed
   if (isStatic()) {
     start();

@@ -7,6 +7,7 @@
                      visit downloads nothing. Where the browser allows it (https, localhost) a
                      download runs in a service worker (download_worker.js), so a page change does
                      not stop it: the next page picks it up where it is.
+   prefetch(url, total)  starts get() now; the next get() of that url takes its result
    missing(files)    of [{url, bytes}], the bytes not kept yet: what a download would move
    onProgress(fn)    fn({got, total, files}) as bytes arrive (every file this page asked for)
    stats             {downloaded, cached}: bytes moved by this page and bytes read from the cache */
@@ -122,7 +123,23 @@ export async function missing(files) {
   return sum;
 }
 
-export async function get(url, total) {
+const early = new Map(); // url -> the promise of a prefetch, until get() takes it
+
+export function prefetch(url, total) {
+  if (!early.has(url)) {
+    const data = fetchFile(url, total);
+    data.catch(() => early.delete(url));
+    early.set(url, data);
+  }
+}
+
+export function get(url, total) {
+  const data = early.get(url);
+  early.delete(url);
+  return data || fetchFile(url, total);
+}
+
+async function fetchFile(url, total) {
   const cache = await openCache();
   const hit = cache ? await cache.match(url) : null;
   if (hit) {

@@ -304,6 +304,11 @@ function engineOf(model) {
 /* The set's engine with `family`'s model loaded (every model of the set when family is left out). */
 export async function ready(model, family) {
   const started = performance.now();
+  const manifest = await manifestOf(model || "default");
+  for (const f of family ? [family] : Object.keys(manifest.models)) { // the models download beside the engine
+    const part = manifest.models[f];
+    if (part && !(engines.has(model || "default"))) downloads.prefetch(part.fetch, part.fetchBytes);
+  }
   const engine = await engineOf(model);
   await Promise.all((family ? [family] : Object.keys(engine.manifest.models)).map((f) => engine.load(f)));
   if (stats.readyMs === null) stats.readyMs = Math.round(performance.now() - started);
@@ -325,3 +330,5 @@ export async function nextToken(body) {
 export async function maskFill(body) {
   return (await engineOf(body && body.model)).maskFill(body);
 }
+
+export { engineOf as engineFor }; // the set's Engine (a promise), for lib/engine_lessons.js

@@ -1,11 +1,14 @@
 /* GPT vs BERT on the same blank: POST /api/compare for one sentence and one position. The strip (both
    models' probability of each true character) is fetched when the text changes; moving the position
    only asks for that position's guesses. The longest sentence is the server's (limits.max_compare_chars
-   from GET /api/models). URL: text, pos. Keys: ← → move the blank. */
+   from GET /api/models). URL: text, pos. Keys: ← → move the blank. The device computes it when the
+   server is busy or away, and in the static copy (lib/compute.js, lib/engine_lessons.js). */
 import { el, clear, $, debounce, typingTarget } from "../lib/dom.js";
 import { visibleChar, charName, pct, num, clamp, len, cut, chars as textChars } from "../lib/text.js";
 import { clearError } from "../lib/errors.js";
-import { api, info, latest } from "../lib/api.js";
+import { info, latest } from "../lib/api.js";
+import { ask, badge, warmUp } from "../lib/compute.js";
+import { onDevice } from "../lib/engine_lessons.js";
 import { urlState } from "../lib/state.js";
 import { bars, table } from "../lib/charts.js";
 
@@ -102,7 +105,7 @@ async function update(withStrip) {
   const current = asks.begin();
   const body = { text: v.text, position: v.pos, top_k: 5, strip: withStrip || !strip };
   try {
-    const r = await api("/api/compare", { body });
+    const r = await ask("/api/compare", body, onDevice.compare); // the server, or this device
     if (!current()) return;
     clearError();
     if (r.strip) strip = r.strip;
@@ -162,3 +165,5 @@ info().then((set) => {
   drawStrip();
   update(true);
 });
+badge($("#c-verdict")); // where the answers are computed: this server or this device
+warmUp(); // GPT and BERT: a static copy loads them now; a server only with --models-on-phones

@@ -8,7 +8,7 @@ import path from "node:path";
 const [staticDir, modelsDir, casesFile, outFile] = process.argv.slice(2);
 const tmp = fs.mkdtempSync("/tmp/engine-node-");
 process.on("exit", () => fs.rmSync(tmp, { recursive: true, force: true }));
-for (const f of ["engine.js", "engine_core.js", "downloads.js", "site.js"]) fs.copyFileSync(path.join(staticDir, "lib", f), path.join(tmp, f));
+for (const f of ["engine.js", "engine_core.js", "downloads.js", "site.js", "engine_lessons.js"]) fs.copyFileSync(path.join(staticDir, "lib", f), path.join(tmp, f));
 fs.writeFileSync(path.join(tmp, "package.json"), '{"type": "module"}');
 const vendor = path.join(staticDir, "vendor", "onnxruntime-web");
 fs.copyFileSync(path.join(vendor, "ort.wasm.min.js"), path.join(tmp, "ort.mjs"));
@@ -22,12 +22,14 @@ const manifest = JSON.parse(fs.readFileSync(path.join(modelsDir, "web", "manifes
 const bytes = {};
 for (const [fam, part] of Object.entries(manifest.models)) bytes[fam] = fs.readFileSync(path.join(modelsDir, "web", part.file));
 const engine = Engine.create(ort, manifest, bytes);
+const { compare } = await import(path.join(tmp, "engine_lessons.js"));
 const fn = { "/api/generate": "generate", "/api/next-token": "nextToken", "/api/mask-fill": "maskFill" };
+const lessons = { "/api/compare": (body) => compare(engine, body) };
 const out = [];
 for (const [route, body] of JSON.parse(fs.readFileSync(casesFile))) {
   const t0 = performance.now();
   try {
-    out.push({ status: 200, json: await engine[fn[route]](body), ms: performance.now() - t0 });
+    out.push({ status: 200, json: await (lessons[route] ? lessons[route](body) : engine[fn[route]](body)), ms: performance.now() - t0 });
   } catch (e) {
     if (e.status === undefined) throw e;
     out.push({ status: e.status, json: { detail: e.detail, parameter: e.parameter } });

@@ -43,6 +43,14 @@ CASES = [
     ["/api/mask-fill", {"text": "abc", "positions": [5]}],
     ["/api/mask-fill", {"text": "x" * 300 + "[MASK]"}],
 ]
+COMPARE = [  # GPT vs BERT (static/lib/engine_lessons.js): 3 answers, then 3 refusals
+    ["/api/compare", {"text": "To be, or not to be, that is the question", "position": 10}],
+    ["/api/compare", {"text": "caf\u00e9 \U0001F600 the sea", "position": 0, "top_k": 3}],
+    ["/api/compare", {"text": "the king is dead", "position": 15, "strip": False}],
+    ["/api/compare", {"text": "abc", "position": 3}],
+    ["/api/compare", {"text": "x" * 65, "position": 1}],
+    ["/api/compare", {"text": "abc", "position": 1, "top_k": 0}],
+]
 
 
 def close(a: float, b: float) -> bool:
@@ -70,6 +78,8 @@ def assert_same(route: str, server: dict, engine: dict) -> None:
         for key in ("raw", "tempered", "final"):
             assert max(abs(x - y) for x, y in zip(s[key], e[key])) <= TOLERANCE
             assert close(s["entropy"][key], e["entropy"][key])
+    elif route == "/api/compare":
+        assert_same_compare(s, e)
     else:
         assert e["tokens"] == s["tokens"]
         for sm, em in zip(s["masks"], e["masks"], strict=True):
@@ -79,6 +89,24 @@ def assert_same(route: str, server: dict, engine: dict) -> None:
             assert (sm["original"] is None) == (em["original"] is None)
             if sm["original"]:
                 assert sm["original"]["rank"] == em["original"]["rank"] and close(sm["original"]["prob"], em["original"]["prob"])
+
+
+def assert_same_guess(s: dict, e: dict) -> None:
+    assert s["available"] == e["available"] and s["rank"] == e["rank"] and s["reads"] == e["reads"]
+    assert [t["char"] for t in s["top"]] == [t["char"] for t in e["top"]]
+    assert all(close(t["prob"], u["prob"]) for t, u in zip(s["top"], e["top"]))
+    for key in ("p_true", "entropy"):
+        assert (s[key] is None) == (e[key] is None) and (s[key] is None or close(s[key], e[key]))
+
+
+def assert_same_compare(s: dict, e: dict) -> None:
+    assert e["tokens"] == s["tokens"] and e["char"] == s["char"] and e["position"] == s["position"]
+    assert_same_guess(s["gpt"], e["gpt"])
+    assert_same_guess(s["bert"], e["bert"])
+    assert (s["strip"] is None) == (e["strip"] is None)
+    for a, b in zip(s["strip"] or [], e["strip"] or [], strict=True):
+        assert a["char"] == b["char"] and (a["gpt"] is None) == (b["gpt"] is None)
+        assert (a["gpt"] is None or close(a["gpt"], b["gpt"])) and close(a["bert"], b["bert"])
 
 
 def run_engine(set_dir: Path, cases: list, tmp_path: Path) -> list[dict]:
@@ -95,9 +123,10 @@ def run_server(set_dir: Path, cases: list, tmp_path: Path) -> list[dict]:
 
 
 def check_set(set_dir: Path, tmp_path: Path) -> None:
-    server, engine = run_server(set_dir, CASES, tmp_path), run_engine(set_dir, CASES, tmp_path)
-    assert [r["status"] for r in server] == [200] * 11 + [422] * 8
-    for (route, _), s, e in zip(CASES, server, engine, strict=True):
+    cases = CASES + COMPARE
+    server, engine = run_server(set_dir, cases, tmp_path), run_engine(set_dir, cases, tmp_path)
+    assert [r["status"] for r in server] == [200] * 11 + [422] * 8 + [200] * 3 + [422] * 3
+    for (route, _), s, e in zip(cases, server, engine, strict=True):
         assert_same(route, s, e)
 
 

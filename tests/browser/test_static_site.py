@@ -63,6 +63,7 @@ def plain_server(root: Path, rate: float = 0):
 
 @pytest.fixture(scope="module")
 def site(tiny_models_dir, tmp_path_factory):
+    SHOTS.mkdir(exist_ok=True)
     root = tmp_path_factory.mktemp("host")
     export(root / PREFIX.strip("/"), tiny_models_dir)
     return root
@@ -100,6 +101,11 @@ def test_the_copy_works_under_a_sub_path_on_a_plain_server(browser, make_page, s
                                        timeout=LOAD_MS)
                 assert badge(page) == "Computed on your device"
                 page.screenshot(path=str(SHOTS / f"mask-fill-{width}.png"))
+                rec.assert_clean(page)
+                page.goto(PREFIX + "compare/?text=the%20king%20and%20the%20crown&pos=4")
+                page.wait_for_function("() => document.querySelector('#c-verdict').textContent.includes('%')", timeout=LOAD_MS)
+                assert badge(page) == "Computed on your device" and page.inner_text("#c-strip")
+                page.screenshot(path=str(SHOTS / f"compare-{width}.png"), full_page=width < 1000)
                 rec.assert_clean(page)
                 for path in NEEDS:
                     page.goto(PREFIX + path.strip("/") + "/")
@@ -187,12 +193,8 @@ def test_on_a_server_phones_download_models_only_when_the_teacher_says(browser, 
             page.wait_for_selector("#g-dists .dist-panel:not([hidden])")
             page.wait_for_function("() => document.querySelector('.where-badge').textContent.includes('this server')")
             if on_phones:
-                try:
-                    page.wait_for_function("() => (document.querySelector('.engine-status')?.textContent || '').includes('on your device now')",
-                                           timeout=LOAD_MS)
-                except Exception:
-                    print(page.evaluate("document.querySelector('.engine-status')?.outerHTML"), rec.requests, rec.console_errors)
-                    raise
+                page.wait_for_function("() => (document.querySelector('.engine-status')?.textContent || '').includes('on your device now')",
+                                       timeout=LOAD_MS)
                 assert any(u.endswith(".wasm.gz") for u in web_requests(rec))
             else:
                 page.wait_for_timeout(6000)  # past the 3 s after which a page with --models-on-phones starts

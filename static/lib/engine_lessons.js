@@ -1,0 +1,111 @@
+/* The lessons' answers computed on this device, as the server computes them (the same models, the
+   same rules), for the static copy and for when the server is away (lib/compute.js):
+   compare(engine, body)   the body of POST /api/compare -> its answer (app/routers/compare.py,
+                           app/tasks/compare.py): GPT's guess from the left, BERT's from both sides,
+                           and the strip (both models' probability of every true character)
+   onDevice.compare(body)  the same on this page's engine (lib/engine.js) */
+import { FIRST_CHAR, CLS, SEP, MASK, UNK, EngineError, ranked, softmaxRow, windowStart } from "./engine_core.js";
+import { engineFor } from "./engine.js";
+
+const MAX_COMPARE_CHARS = 64; // app/schemas: MAX_COMPARE_CHARS
+
+function entropy(p) {
+  let h = 0;
+  for (const x of p) if (x > 0) h -= x * Math.log(x);
+  return h;
+}
+
+function guess(vocab, p, truth, topK, reads) {
+  const known = truth >= FIRST_CHAR;
+  const po = known ? p[truth - FIRST_CHAR] : null;
+  return { available: true, p_true: po, rank: known ? p.filter((x) => x > po).length + 1 : null, entropy: entropy(p),
+    top: ranked(vocab, p, topK), reads };
+}
+
+/* GPT's logits (rows x vocab, flat) of one full forward over `ids` (at most its context). */
+async function gptRows(engine, ids) {
+  const config = engine.config("gpt");
+  const feeds = { input_ids: engine.int64(ids, [1, ids.length]), past_length: engine.int64([0], []) };
+  const cache = engine.emptyCache();
+  for (let i = 0; i < config.n_layer; i++) {
+    feeds["past_key_" + i] = cache[2 * i];
+    feeds["past_value_" + i] = cache[2 * i + 1];
+  }
+  return (await engine.run("gpt", feeds)).logits.data;
+}
+
+/* BERT's MLM logits (flat) of [CLS] ids [SEP], one row per sequence of `batch`. */
+async function bertRows(engine, batch) {
+  const width = batch[0].length;
+  const flat = batch.flat();
+  const out = await engine.run("bert", { input_ids: engine.int64(flat, [batch.length, width]),
+    token_type_ids: engine.int64(new Array(flat.length).fill(0), [batch.length, width]) });
+  return out.mlm_logits.data;
+}
+
+function checkCompare(body) {
+  const text = body.text;
+  if (typeof text !== "string" || Array.from(text).length < 1) throw new EngineError("text: String should have at least 1 character", "text");
+  if (Array.from(text).length > MAX_COMPARE_CHARS) {
+    throw new EngineError("text: String should have at most " + MAX_COMPARE_CHARS + " characters", "text");
+  }
+  const position = body.position;
+  if (!(Number.isInteger(position) && position >= 0)) throw new EngineError("position: Input should be greater than or equal to 0", "position");
+  const topK = body.top_k === undefined ? 5 : body.top_k;
+  if (!(Number.isInteger(topK) && topK >= 1 && topK <= 20)) throw new EngineError("top_k: must be a whole number from 1 to 20", "top_k");
+  return { text, position, topK, strip: body.strip === undefined ? true : !!body.strip };
+}
+
+export async function compare(engine, body) {
+  const req = checkCompare(body);
+  const vocab = engine.vocab;
+  const bert = engine.config("bert");
+  const gpt = engine.config("gpt");
+  const chars = Array.from(req.text);
+  const v = bert.vocab_size;
+  if (chars.length > bert.context - 2) {
+    throw new EngineError("text is " + chars.length + " characters long; BERT reads at most " + (bert.context - 2) +
+      " (its context of " + bert.context + " minus [CLS] and [SEP])", "text");
+  }
+  const pos = req.position;
+  if (pos >= chars.length) throw new EngineError("position " + pos + " is out of range for a text of " + chars.length + " characters", "position");
+  const [ids, unknown] = vocab.encode(req.text);
+  const n = ids.length;
+  let strip = null;
+  if (req.strip) {
+    const g = n > 1 ? await gptRows(engine, ids.slice(0, gpt.context)) : null;
+    const rows = Math.min(n, gpt.context);
+    const batch = ids.map((_, i) => { const s = [CLS, ...ids, SEP]; s[i + 1] = MASK; return s; });
+    const b = await bertRows(engine, batch);
+    strip = ids.map((t, i) => {
+      const known = t >= FIRST_CHAR;
+      const gp = known && i > 0 && i <= rows && g ? softmaxRow(g, (i - 1) * gpt.vocab_size + FIRST_CHAR, i * gpt.vocab_size)[t - FIRST_CHAR] : null;
+      const row = (i * (n + 2) + i + 1) * v;
+      return { position: i, char: vocab.token(t), gpt: gp, bert: known ? softmaxRow(b, row + FIRST_CHAR, row + v)[t - FIRST_CHAR] : 0 };
+    });
+  }
+  let gOut;
+  if (pos === 0) {
+    gOut = { available: false, p_true: null, rank: null, entropy: null, top: [], reads: "nothing: there is no character to the left of position 0" };
+  } else {
+    const left = ids.slice(0, pos);
+    const window = left.slice(windowStart(left.length, 0, gpt.context));
+    const g = await gptRows(engine, window);
+    const row = (window.length - 1) * gpt.vocab_size;
+    const used = window.length;
+    gOut = guess(vocab, softmaxRow(g, row + FIRST_CHAR, row + gpt.vocab_size), ids[pos], req.topK,
+      "the " + used + " character" + (used !== 1 ? "s" : "") + " to the left");
+  }
+  const masked = [CLS, ...ids, SEP];
+  masked[pos + 1] = MASK;
+  const b = await bertRows(engine, [masked]);
+  const row = (pos + 1) * v;
+  const bOut = guess(vocab, softmaxRow(b, row + FIRST_CHAR, row + v), ids[pos], req.topK,
+    pos + " character" + (pos !== 1 ? "s" : "") + " to the left and " + (n - pos - 1) + " to the right");
+  return { tokens: ids.map((t) => vocab.token(t)), position: pos, char: ids[pos] !== UNK ? chars[pos] : "[UNK]",
+    gpt: gOut, bert: bOut, strip, unknown_chars: unknown };
+}
+
+export const onDevice = {
+  compare: async (body) => compare(await engineFor(body && body.model), body),
+};
