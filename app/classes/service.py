@@ -289,6 +289,7 @@ def change(db: Database, registry: Registry, code: str, req: StateChange) -> Non
         if (page, item) != (row.page, row.item):  # the item as the class left it (a new one is open)
             row.page, row.item = page, item
             row.locked, row.revealed = phase(plan, page, item)
+            plan["join_screen"] = False  # a new item fills the projector
         here = phase_keys(ctx, row.page, row.item)
         if req.reopen:  # the teacher's explicit choice: the item takes answers again (its truth is hidden again)
             plan = _mark(_mark(plan, "revealed", here, False), "locked", here, False)
@@ -313,6 +314,8 @@ def change(db: Database, registry: Registry, code: str, req: StateChange) -> Non
             row.max_participants = req.max_participants
         if req.paused is not None:
             plan["paused"] = req.paused
+        if req.join_screen is not None:  # J: the projector shows the join screen (code, QR) over the item
+            plan["join_screen"] = req.join_screen
         if req.admit is not None:  # a late student let in by nickname (past the lock, the places, the budget)
             _, key = clean_nickname(req.admit, "admit")
             plan["admit"] = [*[k for k in plan.get("admit", []) if k != key], key][-ADMIT_MAX:]

@@ -77,6 +77,8 @@ class StateChange(Strict):
         "Close the room to new nicknames (students already in get back in)."))
     max_participants: int | None = Field(None, ge=1, le=1000, description="Places for students.")
     paused: bool | None = Field(None, description="Pause the class: every phone freezes, answers wait.")
+    join_screen: bool | None = Field(None, description=(
+        "Show the join screen (code, QR code) on the projector over the item (J); a new item hides it."))
 
 
 class NewItem(Strict):
@@ -115,6 +117,7 @@ class SessionState(BaseModel):
     room_locked: bool = Field(False, description="The teacher closed the room: no new nicknames may join.")
     max_participants: int = Field(60, description="Places for students (removed nicknames free theirs).")
     paused: bool = Field(False, description="The teacher paused the class: phones freeze, answers are refused.")
+    join_screen: bool = Field(False, description="The projector shows the join screen over the item (J).")
     ended: bool
     expires_at: str
     version: int = Field(description="Changes whenever the state changes.")

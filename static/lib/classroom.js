@@ -2,12 +2,13 @@
    the session API, following the class live, and drawing one item and its pooled answers.
    follow(code, handlers)  handlers.state(state) now and whenever the teacher changes it: server-sent
                           events, and a poll every 2 s while the event stream is down (so a phone
-                          that lost its connection still follows within 2 s once it is back).
+                          that lost its connection still follows within 2 s once it is back);
+                          handlers.back() once it is back (the stream open again, or a poll answered).
    choiceLabel(activity, choices, key)  an answer as a person reads it ("B. From the text itself…")
    drawItem(node, current, opts)   what an item shows (segments A and B, a question, a masked sentence);
                           opts.choices: list a concept question's choices too (projector, teacher)
-   drawPooled(node, result, opts)  the class's answers as bars beside the truth and BERT's answer;
-                          a concept question's "why" under each choice once revealed
+   drawPooled(node, result)  how many answered; once revealed, the class's answers as bars beside the
+                          truth and BERT's answer, a concept question's "why" under each choice
    drawLabels(node, results, lines, labels)  Label together: each line's text with its label bars */
 import { api } from "./api.js";
 import { bars } from "./charts.js";
@@ -20,14 +21,16 @@ export const getResults = (code) => api(sessionPath(code, "/results"), { model: 
 
 export function follow(code, handlers) {
   let poll = null;
-  const refresh = () => getState(code).then(handlers.state, (err) => handlers.error && handlers.error(err));
   const source = listen(sessionPath(code, "/events"), {
     state: (data) => handlers.state(data),
     results: (data) => handlers.results && handlers.results(data),
     gone: () => { source.close(); handlers.gone && handlers.gone(); },
   });
-  source.addEventListener("open", () => { clearInterval(poll); poll = null; });
-  source.addEventListener("error", () => { if (!poll) poll = setInterval(refresh, 2000); });
+  let down = false;
+  const back = () => { if (down) { down = false; handlers.back && handlers.back(); } };
+  const refresh = () => getState(code).then((s) => { back(); handlers.state(s); }, (err) => handlers.error && handlers.error(err));
+  source.addEventListener("open", () => { clearInterval(poll); poll = null; back(); });
+  source.addEventListener("error", () => { down = true; if (!poll) poll = setInterval(refresh, 2000); });
   return source;
 }
 
@@ -86,6 +89,7 @@ function countRows(counts, total, labelOf, truth, bert) {
 }
 
 const percent = (share) => Math.round(share * 100) + " %";
+const answeredText = (n) => n + " answered";
 
 /* A concept question's answers: each choice's letter and text over its bar, then (revealed) its why. */
 function conceptRows(node, result, truth) {
@@ -110,12 +114,11 @@ function conceptRows(node, result, truth) {
 export function drawPooled(node, result, opts) {
   clear(node);
   if (!result) return;
-  const o = opts || {};
-  const shown = result.revealed || o.teacher;
-  node.append(el("p", { class: "note c-count", text: result.answered + (result.answered === 1 ? " answer" : " answers") +
-    (result.revealed ? "" : " so far (hidden until the reveal)") }));
-  if (!shown || (!result.revealed && o.hideUntilReveal)) return;
-  const truth = result.revealed ? result.truth : null;
+  // Before the reveal the server sends how many answered, never the split (nobody can follow the majority)
+  node.append(el("p", { class: "note c-count", text: answeredText(result.answered) +
+    (result.revealed ? "" : " so far: the class's answers are shown at the reveal") }));
+  if (!result.revealed || !result.counts) return;
+  const truth = result.truth;
   if (result.activity === "bert") {
     const grid = el("div", { class: "c-mask-result" });
     result.counts.forEach((counts, j) => {
@@ -168,6 +171,12 @@ export function drawLabels(node, results, lines, labels) {
   const list = el("ol", { class: "c-label-rows" });
   for (const line of lines || []) {
     const r = byItem.get(line.item);
+    if (r && !r.counts) { // before the reveal: how many labelled the line, not how
+      list.append(el("li", { class: "c-label-row", dataset: { item: line.item } }, [
+        el("span", { class: "c-label-text", text: line.text }),
+        el("span", { class: "c-answer-n", text: answeredText(r.answered) })]));
+      continue;
+    }
     const counts = r ? r.counts : Object.fromEntries(labels.map((x) => [x, 0]));
     const total = r ? r.answered : 0;
     const ranked = Object.entries(counts).sort((a, b) => b[1] - a[1]);

@@ -8,6 +8,7 @@
 import { api } from "../lib/api.js";
 import { choiceLabel, drawItem, drawLabels, drawPooled, follow, getResults, getState, sessionPath } from "../lib/classroom.js";
 import { $, clear, el } from "../lib/dom.js";
+import { clearError, clearFieldErrors, fieldMessage } from "../lib/errors.js";
 import { setParams } from "../lib/state.js";
 
 let code = (new URLSearchParams(location.search).get("code") || "").toUpperCase();
@@ -31,6 +32,9 @@ async function join() {
   const body = again ? { nickname: $("#j-name").value, rejoin: again } : { nickname: $("#j-name").value };
   await api(sessionPath(code, "/join"), { model: false, body,
     fields: { code: $("#j-code"), nickname: $("#j-name"), rejoin: $("#j-rejoin") } });
+  clearFieldErrors($("#j-form")); // joined: the last try's "nickname is taken" is old news
+  fieldMessage($("#j-name"), "", "notice");
+  clearError();
   setParams({ code });
   enter(await getState(code));
 }
@@ -43,6 +47,7 @@ function enter(s) {
   if (!following) {
     following = follow(code, {
       state: (pub) => { if (!shown || pub.version !== shown) getState(code).then(render, () => {}); },
+      back: () => { clearError(); getState(code).then(render, () => {}); }, // the server is back (a restart)
       gone: () => { $("#j-title").textContent = "This class session is over."; clear($("#j-item")); },
     });
   }
@@ -50,7 +55,7 @@ function enter(s) {
 
 function send(activity, item, answer) {
   return api(sessionPath(code, "/answers"), { model: false, body: { activity, item, answer } })
-    .then(() => getState(code)).then(render, () => {});
+    .then(() => { clearError(); return getState(code); }).then(render, () => {});
 }
 
 function choiceButtons(activity, choices, answered, locked, onPick, truth) {
@@ -87,12 +92,18 @@ function title(s, cur, labelled) {
 }
 
 function render(s) {
-  if (!s.me) { // removed by the teacher: join again
+  if (!s.me) { // removed by the teacher (or the nickname taken back on another phone): say so, join again
+    const wasIn = following !== null;
     following && following.close();
     following = null;
+    shown = null;
     document.body.classList.remove("in-class");
     $("#j-form").hidden = false;
     $("#j-class").hidden = true;
+    if (wasIn) {
+      fieldMessage($("#j-name"), "You were removed from the class: your teacher removed your nickname, or you joined " +
+        "with it on another phone. Pick a nickname and press Join to take part again.", "notice");
+    }
     return;
   }
   const y = window.scrollY; // a redraw after each tap must not jump the page back up

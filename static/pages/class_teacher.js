@@ -1,6 +1,7 @@
 /* /class: the instructor starts a class session, shows the join code and QR code, sets the pace
-   (follow me, lock, reveal, pause) and watches the class's pooled answers live. The controls sit
-   in one sticky bar (keys: ← → item, L lock, R reveal, P pause, J join screen), the current item
+   (follow me, lock, reveal, pause) and watches how many answered (the split comes with the reveal,
+   for the teacher too: the page may be on the projector). The controls sit
+   in one sticky bar (keys: ← → item, L lock, R reveal, O reopen, P pause, J join screen), the current item
    and its live results beside the join panel and the roster, all on one 1280x720 screen.
    With projector=1 the same page is the stage (static/stage.css): the lobby is the code, the QR
    code and the joined count; once the class moves on, a slim strip keeps the address and code
@@ -9,7 +10,7 @@ import { api } from "../lib/api.js";
 import { drawItem, drawLabels, drawPooled, follow, sessionPath } from "../lib/classroom.js";
 import { $, clear, el, typingTarget } from "../lib/dom.js";
 import { qrImage } from "../lib/qr.js";
-import { isProjector, setParams } from "../lib/state.js";
+import { setParams } from "../lib/state.js";
 
 const PAGES = [["lobby", "Waiting room"], ["nsp", "NSP class set"], ["bert", "Be the BERT"],
   ["concept", "Concept check"], ["label", "Label together"]];
@@ -17,7 +18,6 @@ let code = new URLSearchParams(location.search).get("code");
 let state = null;
 let lastResults = null;
 let listing = null;
-let joinScreen = null; // null: the lobby shows the join screen, other pages the strip; J toggles it
 
 const put = (body) => api(sessionPath(code, "/state"), { method: "PUT", body, model: false }).then(show);
 
@@ -89,7 +89,7 @@ function keysOf(page) {
 
 function stage(s) {
   const live = $("#c-live");
-  const lobby = joinScreen === null ? s.page === "lobby" : joinScreen;
+  const lobby = s.page === "lobby" || Boolean(s.join_screen); // J (on any of the teacher's screens) sets it for all
   live.classList.toggle("is-lobby", lobby);
   live.classList.toggle("is-live", !lobby);
   live.dataset.page = s.page;
@@ -99,7 +99,6 @@ function stage(s) {
 
 function show(s) {
   if (!s.participants) return; // a student-shaped state (the poll fallback without the instructor cookie)
-  if (state && state.page !== s.page) joinScreen = null;
   state = s;
   stage(s);
   $("#c-code").textContent = s.display_code;
@@ -108,6 +107,11 @@ function show(s) {
   for (const b of document.querySelectorAll("#c-pages button")) b.setAttribute("aria-pressed", String(b.dataset.page === s.page));
   $("#c-lock").setAttribute("aria-pressed", String(s.locked));
   $("#c-reveal").setAttribute("aria-pressed", String(s.revealed));
+  $("#c-reopen").disabled = !s.current || (!s.revealed && !s.locked);
+  const silent = s.silent || 0;
+  $("#c-remove-silent").disabled = !silent;
+  $("#c-remove-silent").textContent = "Remove the silent (" + silent + ")";
+  $("#c-admit").title = "Let a late student in by nickname" + ((s.admitted || []).length ? " (waiting: " + s.admitted.join(", ") + ")" : "");
   $("#c-board").setAttribute("aria-pressed", String(s.leaderboard));
   $("#c-pause").setAttribute("aria-pressed", String(Boolean(s.paused)));
   $("#c-pause").firstChild.textContent = s.paused ? "Go on " : "Pause ";
@@ -147,7 +151,7 @@ function showResults() {
     drawLabels(node, lastResults.items, cur.lines, cur.content.choices);
   } else {
     // the projector keeps a concept question's counts for the reveal; the teacher's own screen sees them live
-    drawPooled(node, mine || null, { teacher: true, hideUntilReveal: cur && cur.activity === "concept" && isProjector() });
+    drawPooled(node, mine || null); // before the reveal: how many answered (the server sends no split)
   }
   const nsp = lastResults.summary.nsp;
   $("#c-summary").textContent = state.page === "nsp" && nsp.items ? "NSP so far (" + nsp.items + " revealed): the class " +
@@ -176,18 +180,34 @@ async function addBert() {
   await put({ page: "bert", item: made.item });
 }
 
+/* An item's phase is the server's: open -> locked -> revealed. A revealed item stays revealed (going
+   back shows it so); reopening it to answers is its own step, asked first. */
+function reveal() {
+  if (state && state.current && !state.revealed) put({ revealed: true });
+}
+
+function reopen() {
+  if (!state || !state.current || (!state.revealed && !state.locked)) return;
+  if (confirm("Reopen this item? Students can answer it again" + (state.revealed ? " (its answer is hidden again; " +
+    "the class has seen it already)" : "") + ".")) put({ reopen: true });
+}
+
+function admit() {
+  const name = prompt("Let a late student in: their nickname (they join with it once, even with the room closed or full)");
+  if (name && name.trim()) put({ admit: name.trim() });
+}
+
 function toggleJoinScreen() {
-  if (!state) return;
-  const lobbyNow = $("#c-live").classList.contains("is-lobby");
-  joinScreen = !lobbyNow;
-  stage(state);
+  if (state && state.page !== "lobby") put({ join_screen: !state.join_screen });
 }
 
 $("#c-create").addEventListener("click", () => create().catch(() => {}));
 $("#c-prev").addEventListener("click", () => step(-1));
 $("#c-next").addEventListener("click", () => step(1));
 $("#c-lock").addEventListener("click", () => put({ locked: !state.locked }));
-$("#c-reveal").addEventListener("click", () => put({ revealed: !state.revealed }));
+$("#c-reveal").addEventListener("click", reveal);
+$("#c-reopen").addEventListener("click", reopen);
+$("#c-admit").addEventListener("click", admit);
 $("#c-pause").addEventListener("click", () => put({ paused: !state.paused }));
 $("#c-board").addEventListener("click", () => put({ leaderboard: !state.leaderboard }));
 $("#c-room-lock").addEventListener("click", () => put({ room_locked: !state.room_locked }));
@@ -196,7 +216,10 @@ $("#c-places").addEventListener("change", () => {
   if (Number.isInteger(n) && n >= 1 && n <= 1000) put({ max_participants: n });
 });
 $("#c-remove-silent").addEventListener("click", () => {
-  if (confirm("Remove every nickname that has not answered anything yet? Their places are freed.")) {
+  const n = state ? state.silent || 0 : 0;
+  if (!n) return;
+  if (confirm("Remove " + n + (n === 1 ? " nickname that has" : " nicknames that have") + " never answered, though the class " +
+    "answered since they joined? Their places and nicknames are freed.")) {
     api(sessionPath(code, "/participants?never_answered=true"), { method: "DELETE", model: false }).catch(() => {});
   }
 });
@@ -211,7 +234,7 @@ $("#c-bert-go").addEventListener("click", () => addBert().catch(() => {}));
 document.addEventListener("keydown", (e) => {
   if (!code || typingTarget(e.target) || e.ctrlKey || e.metaKey || e.altKey) return;
   const act = { ArrowRight: () => step(1), ArrowLeft: () => step(-1), l: () => put({ locked: !state.locked }),
-    r: () => put({ revealed: !state.revealed }), p: () => put({ paused: !state.paused }), j: toggleJoinScreen }[e.key.length === 1 ? e.key.toLowerCase() : e.key];
+    r: reveal, o: reopen, p: () => put({ paused: !state.paused }), j: toggleJoinScreen }[e.key.length === 1 ? e.key.toLowerCase() : e.key];
   if (act && state) { e.preventDefault(); act(); }
 });
 drawMaskPicker();

@@ -173,3 +173,16 @@ def test_label_together_reveals_every_line_to_the_phones(app, teacher):
     assert r["revealed"] is True
     fresh = phone(app, code, "D")
     assert send(fresh, code, "label", "l4", "sad").status_code == 409
+
+
+def test_j_on_the_teachers_page_puts_the_join_screen_on_every_projector(app, teacher):
+    """The projector is another window (often another computer): J must go through the server."""
+    code = start(teacher, nsp_count=2)
+    first = go(teacher, code, page="nsp")["item"]
+    projector = TestClient(app, headers=AUTH)  # the projector's own browser
+    assert projector.get(f"/api/sessions/{code}").json()["join_screen"] is False
+    assert go(teacher, code, join_screen=True)["join_screen"] is True
+    assert projector.get(f"/api/sessions/{code}").json()["join_screen"] is True
+    second = teacher.get(f"/api/sessions/{code}").json()["items"]["nsp"][1]["item"]
+    assert go(teacher, code, item=second)["join_screen"] is False  # a new item fills the projector again
+    assert second != first
