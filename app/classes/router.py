@@ -51,12 +51,15 @@ def errs(*statuses: int) -> dict:
     return {status: {"description": entry["description"], "content": body} for status, entry in out.items()}
 
 
-def classes(request: Request) -> Classes:
+async def classes(request: Request) -> Classes:
     found = request.app.state.classes
     if found is None:  # the database could not be opened at start-up (the server's log says why)
         raise ApiError("class sessions are unavailable on this server: its data folder cannot hold their database "
                        "(the server's log says why)", None, status=503)
     return found
+
+
+ClassesDep = Annotated[Classes, Depends(classes)]  # the class sessions' store, as deps.RegistryDep is the registry's
 
 
 def secret(request: Request, code: str) -> str | None:
@@ -77,34 +80,33 @@ def _json(data: dict) -> str:
 
 
 @router.post("/api/sessions", status_code=201, response_model=Created, responses=errs(*BODY, *INSTRUCTOR, 404))
-def create(req: CreateSession, request: Request, _: Instructor):
+def create(req: CreateSession, _: Instructor, c: ClassesDep, registry: deps.RegistryDep, settings: deps.SettingsDep):
     """Start a class session (instructor): answers with the join `code` and the address students open."""
-    c = classes(request)
-    row = service.create(c.db, request.app.state.registry, req, request.app.state.settings.class_expiry_hours)
+    row = service.create(c.db, registry, req, settings.class_expiry_hours)
     return {"code": row.code, "display_code": display_code(row.code), "expires_at": row.expires_at.isoformat(),
-            "student_url": student_url(request.app.state.settings, row.code)}
+            "student_url": student_url(settings, row.code)}
 
 
 @router.get("/api/sessions", responses=errs(*INSTRUCTOR))
-def listing(request: Request, _: Instructor) -> dict:
+def listing(_: Instructor, c: ClassesDep, settings: deps.SettingsDep) -> dict:
     """The live sessions (instructor), newest first, and where students can reach this server."""
-    settings = request.app.state.settings
-    return {"sessions": service.live(classes(request).db), "student_urls": base_urls(settings),
+    return {"sessions": service.live(c.db), "student_urls": base_urls(settings),
             "reachable": bool(base_urls(settings)), "fix": None if base_urls(settings) else STUDENTS_FLAG}
 
 
 @router.post("/api/sessions/{code}/join", response_model=Participant, responses=errs(*BODY, *CODE, 409),
              dependencies=GUARDED)
-def join(code: CodePath, req: JoinRequest, request: Request, response: Response):
+def join(code: CodePath, req: JoinRequest, request: Request, response: Response, c: ClassesDep,
+         settings: deps.SettingsDep):
     """Join with a nickname (no account). Sets this session's participant cookie; the same browser
     joining again gets its participant back, and another browser gets it back with `rejoin`, the
     rejoin code the first one shows (404 naming `rejoin` when it does not match)."""
     if req.rejoin:  # another browser takes its nickname back with the rejoin code (app/classes/rejoin.py)
-        person, value = rejoin.recover(classes(request).db, code, req.nickname, req.rejoin)
+        person, value = rejoin.recover(c.db, code, req.nickname, req.rejoin)
     else:
-        person, value = service.join(classes(request).db, code, req.nickname, secret(request, code),
+        person, value = service.join(c.db, code, req.nickname, secret(request, code),
                                      guard.JoinBudget(request))
-    hours = request.app.state.settings.class_expiry_hours
+    hours = settings.class_expiry_hours
     response.set_cookie(cookie_name(code), value, max_age=int(hours * 3600) + 3600, httponly=True,
                         samesite="strict", secure=request.url.scheme == "https", path="/")
     return {"id": person.id, "nickname": person.nickname, "rejoin_code": rejoin.rejoin_code(service.secret_hash(value))}
@@ -112,66 +114,64 @@ def join(code: CodePath, req: JoinRequest, request: Request, response: Response)
 
 @router.post("/api/sessions/{code}/answers", status_code=201, responses=errs(*BODY, *CODE, 403, 409),
              dependencies=GUARDED)
-def answer(code: CodePath, req: AnswerRequest, request: Request) -> dict:
+def answer(code: CodePath, req: AnswerRequest, request: Request, c: ClassesDep, registry: deps.RegistryDep) -> dict:
     """Answer the item the class is on (once: a second answer is 409)."""
-    return service.answer(classes(request).db, request.app.state.registry, code, secret(request, code), req)
+    return service.answer(c.db, registry, code, secret(request, code), req)
 
 
 @router.get("/api/sessions/{code}", response_model=SessionState, response_model_exclude_none=True,
             responses=errs(*CODE), dependencies=GUARDED)
-async def get_state(code: CodePath, request: Request):
+async def get_state(code: CodePath, request: Request, c: ClassesDep, registry: deps.RegistryDep):
     """Where the class is (page, item, locked, revealed), how many joined and answered; this
     browser's participant; nicknames only for the instructor or with the leaderboard on."""
     teacher = await is_instructor(request)
-    return await to_thread.run_sync(views.state, classes(request).db, request.app.state.registry, code,
-                                    secret(request, code), teacher)
+    return await to_thread.run_sync(views.state, c.db, registry, code, secret(request, code), teacher)
 
 
 @router.put("/api/sessions/{code}/state", response_model=SessionState, response_model_exclude_none=True,
             responses=errs(*BODY, *INSTRUCTOR, *CODE))
-def put_state(code: CodePath, req: StateChange, request: Request, _: Instructor):
+def put_state(code: CodePath, req: StateChange, _: Instructor, c: ClassesDep, registry: deps.RegistryDep):
     """Follow me (page, item), lock, reveal, leaderboard, end (instructor)."""
-    c, registry = classes(request), request.app.state.registry
     service.change(c.db, registry, code, req)
     return views.state(c.db, registry, code, None, True)
 
 
 @router.post("/api/sessions/{code}/items", status_code=201, responses=errs(*BODY, *INSTRUCTOR, *CODE, 409))
-def add_item(code: CodePath, req: NewItem, request: Request, _: Instructor) -> dict:
+def add_item(code: CodePath, req: NewItem, _: Instructor, c: ClassesDep, registry: deps.RegistryDep) -> dict:
     """Add a Be-the-BERT sentence (text + positions to hide) or a line to label (instructor)."""
-    return service.add_item(classes(request).db, request.app.state.registry, code, req)
+    return service.add_item(c.db, registry, code, req)
 
 
 @router.delete("/api/sessions/{code}/participants/{participant_id}", status_code=204,
                responses=errs(*INSTRUCTOR, *CODE))
-def remove(code: CodePath, participant_id: int, request: Request, _: Instructor):
+def remove(code: CodePath, participant_id: int, _: Instructor, c: ClassesDep):
     """Remove a nickname (instructor): its answers leave the results; that browser may join again
     under another nickname."""
-    service.remove(classes(request).db, code, participant_id)
+    service.remove(c.db, code, participant_id)
     return Response(status_code=204)
 
 
 @router.delete("/api/sessions/{code}/participants", responses=errs(*INSTRUCTOR, *CODE))
-def remove_silent(code: CodePath, request: Request, _: Instructor,
+def remove_silent(code: CodePath, _: Instructor, c: ClassesDep,
                   never_answered: Annotated[Literal["true"], Query(description=(
                       "Must be true: remove the nicknames that have never answered anything (single nicknames: "
                       ".../participants/{id})."))]) -> dict:
     """Remove, in one call, every nickname that has never answered anything (instructor): what a
     join flood leaves behind. Their places are free again. Answers {"removed": how many}."""
-    return {"removed": room.remove_silent(classes(request).db, code)}
+    return {"removed": room.remove_silent(c.db, code)}
 
 
 @router.get("/api/sessions/{code}/results", response_model=Results, responses=errs(*CODE), dependencies=GUARDED)
-async def results(code: CodePath, request: Request):
+async def results(code: CodePath, request: Request, c: ClassesDep, registry: deps.RegistryDep):
     """Pooled counts per item (anonymous). Before the teacher reveals an item only the instructor sees it."""
     teacher = await is_instructor(request)
-    return await to_thread.run_sync(views.results, classes(request).db, request.app.state.registry, code, teacher)
+    return await to_thread.run_sync(views.results, c.db, registry, code, teacher)
 
 
-async def live_code(code: CodePath, request: Request) -> str:
+async def live_code(code: CodePath, c: ClassesDep, registry: deps.RegistryDep) -> str:
     """The stored code of a live session: 404/410 before a stream opens (not inside it)."""
     norm = normalize_code(code)
-    await to_thread.run_sync(views.state, classes(request).db, request.app.state.registry, norm, None, False)
+    await to_thread.run_sync(views.state, c.db, registry, norm, None, False)
     return norm
 
 
@@ -181,11 +181,11 @@ async def _student_state(c: Classes, registry, norm: str) -> str:
 
 @router.get("/api/sessions/{code}/events", response_class=EventSourceResponse, responses=errs(*CODE),
             dependencies=GUARDED)
-async def events(norm: Annotated[str, Depends(live_code)], request: Request) -> AsyncIterable[ServerSentEvent]:
+async def events(norm: Annotated[str, Depends(live_code)], request: Request, c: ClassesDep,
+                 registry: deps.RegistryDep) -> AsyncIterable[ServerSentEvent]:
     """Server-sent events. `state` (the state as GET /api/sessions/{code} gives it without this
     browser's own fields) whenever the teacher changes it; for the instructor also on every new
     answer or participant, with `results`. `gone` when the session ends its life (deleted, expired)."""
-    c, registry = classes(request), request.app.state.registry
     teacher = await is_instructor(request)
     relevant = (lambda key: key) if teacher else (lambda key: key[0])
     async for watch, key in c.hub.follow(norm, relevant):
@@ -209,9 +209,9 @@ async def events(norm: Annotated[str, Depends(live_code)], request: Request) -> 
 
 
 @router.get("/api/sessions/{code}/export.csv", response_class=PlainTextResponse, responses=errs(*INSTRUCTOR, *CODE))
-def export(code: CodePath, request: Request, _: Instructor):
+def export(code: CodePath, _: Instructor, c: ClassesDep):
     """Every answer with its nickname (instructor), as CSV."""
-    text = views.export_csv(classes(request).db, code)
+    text = views.export_csv(c.db, code)
     name = f"class-{normalize_code(code)}.csv"
     return Response(text, media_type="text/csv; charset=utf-8",
                     headers={"Content-Disposition": f'attachment; filename="{name}"'})
@@ -219,17 +219,17 @@ def export(code: CodePath, request: Request, _: Instructor):
 
 @router.get("/api/sessions/{code}/labels.jsonl", response_class=PlainTextResponse,
             responses=errs(*INSTRUCTOR, *CODE))
-def label_task(code: CodePath, request: Request, _: Instructor):
+def label_task(code: CodePath, _: Instructor, c: ClassesDep, registry: deps.RegistryDep):
     """Label together's pooled labels as a fine-tune task file (instructor): JSON Lines
     {"text", "label"}, one per line the class agreed on (the majority; a tie is left out)."""
-    text = views.label_task(classes(request).db, request.app.state.registry, code)
+    text = views.label_task(c.db, registry, code)
     name = f"class-{normalize_code(code)}-labels.jsonl"
     return Response(text, media_type="application/x-ndjson; charset=utf-8",
                     headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
 
 @router.delete("/api/sessions/{code}", status_code=204, responses=errs(*INSTRUCTOR, *CODE))
-def delete(code: CodePath, request: Request, _: Instructor):
+def delete(code: CodePath, _: Instructor, c: ClassesDep):
     """Delete the session and everything its students sent (instructor)."""
-    service.delete_session(classes(request).db, code)
+    service.delete_session(c.db, code)
     return Response(status_code=204)
