@@ -14,6 +14,7 @@ import socket
 import time
 
 import httpx
+import pytest
 
 from app.classes.guard import JOIN_BURST
 from tests.app.run_servers import AUTH, server_process
@@ -51,6 +52,7 @@ def read_to_end(sock: socket.socket) -> bytes:
         rest += chunk
 
 
+@pytest.mark.slow
 def test_sigterm_ends_every_event_stream_and_the_restart_keeps_the_answers(tmp_path):
     data, log = tmp_path / "data", tmp_path / "server.log"
     with server_process(SHIPPED_MODELS, data, log) as (url, proc):
@@ -90,6 +92,7 @@ def test_sigterm_ends_every_event_stream_and_the_restart_keeps_the_answers(tmp_p
         assert again.get(f"{url}/api/sessions/{code}").json()["me"]["nickname"] == "P0"
 
 
+@pytest.mark.slow
 def test_three_real_addresses_cannot_fill_a_class(tmp_path):
     with server_process(SHIPPED_MODELS, tmp_path / "data", tmp_path / "server.log") as (url, _):
         teacher = httpx.Client(base_url=url, headers=AUTH, timeout=30)

@@ -30,6 +30,7 @@ def test_an_unknown_device_names_the_option():
         device.resolve("tpu")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(HAS_CUDA, reason="this machine has a GPU")
 def test_cuda_without_a_gpu_is_a_one_line_error_naming_the_option(tiny_corpus, tmp_path):
     with pytest.raises(device.DeviceError, match="--device cuda"):
