@@ -68,7 +68,7 @@ class FinetuneManager(Jobs):
 
     def model_sets(self, job: dict) -> list[tuple[str, Path, dict]]:
         """The job's written classifiers."""
-        sets = (self._classifier(job, c) for c in self.events(job["id"]).folded()["classifiers"])
+        sets = (self._classifier(job, c) for c in self.events(job["id"]).folded(lambda st: list(st["classifiers"])))
         return [s for s in sets if s is not None]
 
     def command(self, job: dict) -> list[str]:
@@ -95,7 +95,7 @@ class FinetuneManager(Jobs):
     def detail(self, job_id: str) -> dict:
         """The job with what it has done so far (folded from its events as they arrived)."""
         job = self.get(job_id)
-        state = ev.finish(self.events(job_id).folded())
+        state = self.events(job_id).folded(ev.finish)
         sets = [(c, self._classifier(job, c)) for c in state["classifiers"]]
         state["classifiers"] = [{**c, "model": s[0] if s else None} for c, s in sets]
         return {**job, **state}

@@ -23,35 +23,39 @@ class EventLog:
     def new(self) -> list[dict]:
         """The events appended since the last look, each already folded into `state`."""
         with self.lock:
-            out: list[dict] = []
-            while True:
-                try:
-                    with open(self.path, "rb") as f:
-                        f.seek(self.pos)
-                        chunk = f.read(CHUNK)
-                except OSError:
-                    return out
-                end = chunk.rfind(b"\n") + 1
-                if end == 0:
-                    if len(chunk) == CHUNK:  # one line longer than a chunk: not an event, skipped
-                        self.pos += len(chunk)
-                        continue
-                    return out
-                self.pos += end
-                for raw in chunk[:end].splitlines():
-                    try:
-                        event = json.loads(raw)
-                    except (ValueError, RecursionError):
-                        continue
-                    if isinstance(event, dict):
-                        self.counts[event.get("event")] += 1
-                        if self._fold is not None:
-                            self._fold(self.state, event)
-                        out.append(event)
-                if len(chunk) < CHUNK:
-                    return out
+            return self._read()
 
-    def folded(self):
-        """The state with every event written so far folded in."""
-        self.new()
-        return self.state
+    def folded(self, view: Callable = lambda state: state):
+        """`view(state)`, every event written so far folded in (under the lock: no half-folded state)."""
+        with self.lock:
+            self._read()
+            return view(self.state)
+
+    def _read(self) -> list[dict]:
+        out: list[dict] = []
+        while True:
+            try:
+                with open(self.path, "rb") as f:
+                    f.seek(self.pos)
+                    chunk = f.read(CHUNK)
+            except OSError:
+                return out
+            end = chunk.rfind(b"\n") + 1
+            if end == 0:
+                if len(chunk) == CHUNK:  # one line longer than a chunk: not an event, skipped
+                    self.pos += len(chunk)
+                    continue
+                return out
+            self.pos += end
+            for raw in chunk[:end].splitlines():
+                try:
+                    event = json.loads(raw)
+                except (ValueError, RecursionError):
+                    continue
+                if isinstance(event, dict):
+                    self.counts[event.get("event")] += 1
+                    if self._fold is not None:
+                        self._fold(self.state, event)
+                    out.append(event)
+            if len(chunk) < CHUNK:
+                return out

@@ -70,6 +70,7 @@ class Jobs(Lifecycle):
         self.stopping = threading.Event()  # server shutdown: streams end, jobs cut short are "interrupted"
         self.slot_users: list = []  # callables: who else holds the training slot ({id, name} or None)
         self._logs: dict[str, EventLog] = {}
+        self.problem: str | None = None  # why jobs cannot be stored (data folder not writable)
 
     # ---- the spec --------------------------------------------------------------------------------
     def command(self, job: dict) -> list[str]:
@@ -107,8 +108,6 @@ class Jobs(Lifecycle):
                 self.problem = f"the data folder is not writable ({e.strerror})"
                 log.warning("%ss: %s", self.NOUN, self.problem)
         self.sync_registry()
-
-    problem: str | None = None  # why jobs cannot be stored (data folder not writable)
 
     def scan(self) -> None:
         """Every few seconds, on every worker: settle dead jobs, store what could not be stored,

@@ -146,3 +146,20 @@ def test_the_task_list_is_read_from_the_task_files_as_the_trainer_lists_them():
     tasks = shipped_tasks()
     assert tasks == list_tasks() and [t["name"] for t in tasks][:3] == ["spelling", "backwards", "capitals"]
     assert all(t["n_train"] > 0 and t["n_test"] > 0 and t["description"] for t in tasks)
+
+
+def test_the_event_log_folds_each_complete_line_once_as_the_file_grows(tmp_path):
+    """One fold per job and worker (app/jobs/eventlog.py): each look reads only what was appended,
+    a half-written line waits for its end, and every viewer sees the same folded state."""
+    from app.jobs.eventlog import EventLog
+
+    path = tmp_path / "events.jsonl"
+    path.write_text('{"event": "start", "jobs": 2}\n{"event": "result", "arm": "full", "si')
+    log = EventLog(path, ev.new_state(), ev.fold_one)
+    assert [e["event"] for e in log.new()] == ["start"] and log.new() == []
+    with open(path, "a") as f:
+        f.write('ze": 8, "seed": 0, "accuracy": 0.5}\nnot json\n{"event": "result", "arm": "full", "size": 8, '
+                '"seed": 1, "accuracy": 0.7}\n')
+    shown = log.folded(ev.finish)
+    assert shown["done"] == shown["total"] == 2 and shown["so_far"]["full"]["8"]["mean"] == pytest.approx(0.6)
+    assert log.counts["result"] == 2 and log.new() == [] and log.folded()["done"] == 2
