@@ -26,7 +26,7 @@ PAGES = (
     Page("/", "home", "Pretraining Playground", nav="Home", on_device=True),
     Page("/mask-fill", "mask_fill", "Mask fill", nav="Mask-Fill", on_device=True),
     Page("/generate", "generate", "Generate", nav="Generation", on_device=True),
-    Page("/nsp", "nsp", "Next-sentence prediction", nav="NSP Quiz"),
+    Page("/nsp", "nsp", "Next-sentence prediction", nav="NSP Quiz", on_device=True),
     Page("/attention", "attention", "Attention", nav="The mask"),
     Page("/compare", "compare", "GPT vs BERT on the same blank", nav="GPT vs BERT", on_device=True),
     Page("/objectives", "objectives", "What the loss sees: pretraining objectives", nav="Objectives"),

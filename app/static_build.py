@@ -188,6 +188,10 @@ def write_web(out: Path, client, settings: Settings, models_dir: Path, default: 
         part.pop("url", None)
         part["packed"] = f"../{default}/{target.name}"
         part["gzip_bytes"] = target.stat().st_size
+    quiz = models_dir / "nsp_quiz.json"
+    if quiz.is_file():  # the NSP quiz's bank (the static copy asks BERT's NSP head on the device)
+        shutil.copyfile(quiz, sets / default / "nsp_quiz.json")
+        manifest["quiz"] = f"../{default}/nsp_quiz.json"
     engine = out / "web" / "engine"
     engine.mkdir(parents=True)
     files = engine_files(settings.static_dir)

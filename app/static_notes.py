@@ -9,8 +9,6 @@ SERVER = ("A <em>server</em> is a program that runs on a computer (the teacher's
           "answers the pages you open.")
 # path -> (the page's title, what it needs and why)
 NEEDS = {
-    "/nsp": ("NSP Quiz", "The quiz's sentence pairs and BERT's answers come from the playground's server; "
-             "this copy cannot ask BERT's next-sentence question in your browser yet."),
     "/attention": ("The mask is the worldview", "The attention weights are read from the models by the "
                    "playground's server; this copy cannot compute them in your browser yet."),
     "/objectives": ("Objectives", "The corruption demos and ELECTRA's guesses are computed by the playground's "
@@ -32,7 +30,7 @@ NEEDS = {
 SELF_HOSTING = "/self-hosting"
 SELF_HOSTING_TITLE = "Run the playground yourself"
 SELF_HOSTING_BODY = f"""
-<p class="lead">This copy of the playground has no server: Generation, Mask-Fill and GPT vs BERT run in your browser, and the
+<p class="lead">This copy of the playground has no server: Generation, Mask-Fill, the NSP Quiz and GPT vs BERT run in your browser, and the
   pages that need a server say so. {SERVER} To get every page, run the playground's server yourself:</p>
 <ol>
   <li>On a computer with Python 3.11 or newer, get the playground's source code (the folder this copy was made
@@ -51,5 +49,5 @@ def needs_server_body(path: str) -> tuple[str, str]:
     body = (f'\n<p class="lead static-note" role="note">This page needs the playground\'s server, and this copy of '
             f"the playground has none. {html.escape(need, quote=False)}</p>\n<p>{SERVER}</p>\n"
             f'<p><a href="{SELF_HOSTING}">How to run the playground yourself</a>, or try what runs here: '
-            f'<a href="/generate">Generation</a>, <a href="/mask-fill">Mask-Fill</a> and <a href="/compare">GPT vs BERT</a>.</p>\n')
+            f'<a href="/generate">Generation</a>, <a href="/mask-fill">Mask-Fill</a>, <a href="/nsp">the NSP Quiz</a> and <a href="/compare">GPT vs BERT</a>.</p>\n')
     return title, body

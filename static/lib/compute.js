@@ -19,6 +19,7 @@
                     it says models_on_phones (--models-on-phones), a few seconds after the page
                     opened; otherwise the device downloads only when it must step in.
    metered()        true on a connection that counts bytes (save-data, mobile data)
+   computeHere(run) run() on the device (no server asked), the badge saying so
    While the device downloads, a line at the top of the page says how far ("3.1 MB of 10.5 MB"). */
 import { ApiError, errorOf, models } from "./api.js";
 import { plan, ready, onProgress } from "./engine.js";
@@ -224,7 +225,7 @@ function agreed() {
       const { bytes } = await plan(undefined, pageFamily);
       if (bytes <= 0) return;
       const line = status();
-      const go = el("button", { type: "button", class: "btn btn-small engine-download", text: "Download " + MB(bytes) });
+      const go = el("button", { type: "button", class: "btn engine-download", text: "Download " + MB(bytes) });
       line.hidden = false;
       line.replaceChildren("To compute here, this page downloads " + MB(bytes) + " once (the engine and the model; " +
         "your phone keeps them). You seem to be on mobile data. ", go);
@@ -248,6 +249,15 @@ async function prepare(family) {
     drawProgress(0, bytes);
   }
   await ready(undefined, family);
+}
+
+/* run() on this device, for a page that has no server to ask (the static copy's NSP quiz): after
+   the metered-connection question, and the badge says so. */
+export async function computeHere(run) {
+  await agreed();
+  const data = await run();
+  setWhere("device", reasonOf(null));
+  return data;
 }
 
 export function warmUp(family) {

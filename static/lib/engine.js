@@ -210,7 +210,7 @@ function resolved(manifest, url) {
     models[family] = Object.assign({}, part, { fetch: at(part.packed || part.url),
       fetchBytes: part.packed ? part.gzip_bytes : part.bytes });
   }
-  return Object.assign({}, manifest, { models, engine: Object.assign({}, engine, { module: at(engine.module),
+  return Object.assign({}, manifest, { models, quiz: manifest.quiz ? at(manifest.quiz) : null, engine: Object.assign({}, engine, { module: at(engine.module),
     fetch: at(engine.wasm_packed || engine.wasm), fetchBytes: engine.wasm_packed ? engine.wasm_packed_bytes : engine.wasm_bytes }) });
 }
 
@@ -332,3 +332,7 @@ export async function maskFill(body) {
 }
 
 export { engineOf as engineFor }; // the set's Engine (a promise), for lib/engine_lessons.js
+
+export function manifestFor(model) { // the set's manifest, its URLs resolved (a promise)
+  return manifestOf(model || "default");
+}

@@ -3,9 +3,13 @@
    compare(engine, body)   the body of POST /api/compare -> its answer (app/routers/compare.py,
                            app/tasks/compare.py): GPT's guess from the left, BERT's from both sides,
                            and the strip (both models' probability of every true character)
-   onDevice.compare(body)  the same on this page's engine (lib/engine.js) */
+   pIsNext(engine, a, b)   BERT's P(IsNext) for [CLS] a [SEP] b [SEP] (app/tasks/bert.py p_is_next)
+   nsp(engine, path, opts, bank)  GET /api/nsp/quiz, POST /api/nsp/quiz/{id}/answer and
+                           /api/nsp/predict (app/routers/nsp.py) for the static copy: the quiz bank is
+                           the set's nsp_quiz.json, shipped beside its models (manifest.quiz)
+   onDevice.compare(body), onDevice.nsp(path, opts)  the same on this page's engine (lib/engine.js) */
 import { FIRST_CHAR, CLS, SEP, MASK, UNK, EngineError, ranked, softmaxRow, windowStart } from "./engine_core.js";
-import { engineFor } from "./engine.js";
+import { engineFor, manifestFor } from "./engine.js";
 
 const MAX_COMPARE_CHARS = 64; // app/schemas: MAX_COMPARE_CHARS
 
@@ -106,6 +110,80 @@ export async function compare(engine, body) {
     gpt: gOut, bert: bOut, strip, unknown_chars: unknown };
 }
 
+/* ---------- next-sentence prediction ---------- */
+const label = (isNext) => (isNext ? "IsNext" : "NotNext");
+
+export async function pIsNext(engine, a, b) {
+  const ids = [CLS, ...a, SEP, ...b, SEP];
+  const types = ids.map((_, i) => (i < a.length + 2 ? 0 : 1));
+  const out = await engine.run("bert", { input_ids: engine.int64(ids, [1, ids.length]), token_type_ids: engine.int64(types, [1, ids.length]) });
+  return softmaxRow(out.nsp_logits.data, 0, 2)[0];
+}
+
+function pairIds(engine, a, b) {
+  for (const [name, text] of [["a", a], ["b", b]]) {
+    if (typeof text !== "string" || Array.from(text).length < 1) throw new EngineError(name + ": String should have at least 1 character", name);
+  }
+  const context = engine.config("bert").context;
+  const room = context - 3;
+  const [na, nb] = [Array.from(a).length, Array.from(b).length];
+  if (na + nb > room) {
+    throw new EngineError("a and b together are " + (na + nb) + " characters; BERT reads at most " + room +
+      " (its context of " + context + " minus [CLS] and two [SEP])", na >= room ? "a" : "b");
+  }
+  const [aIds, aUnknown] = engine.vocab.encode(a);
+  const [bIds, bUnknown] = engine.vocab.encode(b);
+  const unknown = aUnknown.map((u) => Object.assign({}, u, { segment: "a" })).concat(bUnknown.map((u) => Object.assign({}, u, { segment: "b" })));
+  return [aIds, bIds, unknown];
+}
+
+export async function nsp(engine, path, opts, bank) {
+  const body = (opts && opts.body) || {};
+  if (path === "/api/nsp/predict") {
+    const [a, b, unknown] = pairIds(engine, body.a, body.b);
+    const p = await pIsNext(engine, a, b);
+    return { p_is_next: p, prediction: label(p >= 0.5), unknown_chars: unknown };
+  }
+  if (path === "/api/nsp/quiz") {
+    const raw = opts && opts.params && opts.params.index;
+    const index = raw === undefined ? Math.floor(Math.random() * bank.length) : Number(raw);
+    if (!(Number.isInteger(index) && index >= 0 && index < bank.length)) {
+      throw new EngineError("index must be between 0 and " + (bank.length - 1), "index");
+    }
+    const item = bank[index];
+    return { id: item.id, index, a: item.a, b: item.b, count: bank.length };
+  }
+  const id = decodeURIComponent((path.match(/^\/api\/nsp\/quiz\/([^/]+)\/answer$/) || [])[1] || "");
+  const item = bank.find((it) => it.id === id);
+  if (!item) throw new EngineError("no quiz item with id '" + id + "'", "id", 404);
+  if (body.guess !== "IsNext" && body.guess !== "NotNext") throw new EngineError("guess: Input should be 'IsNext' or 'NotNext'", "guess");
+  const [a, b] = pairIds(engine, item.a, item.b);
+  const p = await pIsNext(engine, a, b);
+  const truth = label(!!item.is_next);
+  return { id: item.id, correct: body.guess === truth, truth, p_is_next: p, model_guess: label(p >= 0.5),
+    model_correct: label(p >= 0.5) === truth, source_a: item.source_a || "", source_b: item.source_b || "" };
+}
+
+const banks = new Map(); // quiz URL -> its items (read once per page)
+async function bankOf(manifest) {
+  const url = manifest.quiz;
+  if (!url) throw new EngineError("this copy of the playground has no NSP quiz", null, 503);
+  if (!banks.has(url)) {
+    const reading = fetch(url).then((r) => {
+      if (!r.ok) throw new EngineError("the NSP quiz could not be downloaded (HTTP " + r.status + ")", null, 503);
+      return r.json();
+    }).then((data) => data.items);
+    banks.set(url, reading);
+    reading.catch(() => banks.delete(url));
+  }
+  return banks.get(url);
+}
+
 export const onDevice = {
   compare: async (body) => compare(await engineFor(body && body.model), body),
+  nsp: async (path, opts) => {
+    if (path === "/api/nsp/predict") return nsp(await engineFor(undefined), path, opts, null);
+    const bank = await bankOf(await manifestFor(undefined));
+    return nsp(path === "/api/nsp/quiz" ? null : await engineFor(undefined), path, opts, bank); // a question needs no model
+  },
 };

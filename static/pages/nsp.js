@@ -3,7 +3,9 @@
    from its model card (cards.bert.quiz, measured by `python -m training quiz` exactly as the server
    answers). URL: q (question index; in a class set, the position in the set), set (a class set:
    comma-separated question ids in the order to answer them), a and b (your own pair).
-   Scores live in sessionStorage: one running score for the open quiz, one per class set. */
+   Scores live in sessionStorage: one running score for the open quiz, one per class set. In the
+   static copy the same three answers come from this device (lib/engine_lessons.js: BERT's NSP head
+   and the quiz bank shipped beside the models). */
 import { el, clear, $, debounce, typingTarget } from "../lib/dom.js";
 import { charName, pct, thousands, len } from "../lib/text.js";
 import { clearError, fieldMessage, sentence } from "../lib/errors.js";
@@ -12,6 +14,14 @@ import { urlState, modelId } from "../lib/state.js";
 import { shortcutsEnabled } from "../lib/chrome.js";
 import { bars } from "../lib/charts.js";
 import { withTerms } from "../lib/glossary.js";
+import { isStatic, badge, warmUp, computeHere } from "../lib/compute.js";
+import { onDevice } from "../lib/engine_lessons.js";
+
+/* The server's answer, or this device's in the static copy (which has no server). */
+async function ask(path, opts) {
+  if (!isStatic()) return api(path, opts);
+  return computeHere(() => onDevice.nsp(path, opts));
+}
 
 const FREE_KEY = "pp-nsp-score";
 const SET_KEY = "pp-nsp-set:";
@@ -186,7 +196,7 @@ async function loadQuestion() {
   try {
     if (inSet() && !Number.isFinite(index)) throw Object.assign(new Error("bad id"), { status: 404, setId: setIds[v.q] });
     const params = index >= 0 ? { index: String(index) } : undefined;
-    const data = await api("/api/nsp/quiz", { params, quiet: true });
+    const data = await ask("/api/nsp/quiz", { params, quiet: true });
     if (!current()) return;
     if (inSet() && data.id !== setIds[v.q]) throw Object.assign(new Error("moved"), { status: 404, setId: setIds[v.q] });
     clearError();
@@ -224,7 +234,7 @@ async function answer(guess, replay) {
   const item = question;
   setAnswerButtons("wait", guess);
   try {
-    const r = await api("/api/nsp/quiz/" + encodeURIComponent(item.id) + "/answer", { body: { guess }, quiet: true });
+    const r = await ask("/api/nsp/quiz/" + encodeURIComponent(item.id) + "/answer", { body: { guess }, quiet: true });
     if (question !== item) return;
     clearError();
     fieldError($("#n-answer-row"), "");
@@ -269,7 +279,7 @@ async function makeSet() {
   const input = $("#n-set-count");
   fieldError(input, "");
   try {
-    if (!bankSize) bankSize = (await api("/api/nsp/quiz", { params: { index: "0" }, quiet: true })).count;
+    if (!bankSize) bankSize = (await ask("/api/nsp/quiz", { params: { index: "0" }, quiet: true })).count;
   } catch (err) {
     fieldError(input, plain(err));
     return;
@@ -370,7 +380,7 @@ async function predict() {
     return;
   }
   try {
-    const r = await api("/api/nsp/predict", { body: { a: v.a, b: v.b }, quiet: true });
+    const r = await ask("/api/nsp/predict", { body: { a: v.a, b: v.b }, quiet: true });
     clearError();
     const seq = el("div", { class: "nsp-seq" });
     renderSequence(seq, v.a, v.b);
@@ -456,3 +466,7 @@ info().then((set) => set.cards && set.cards.bert).then((card) => {
 }).catch(() => {
   $("#n-model-score").textContent = "BERT's model card could not be loaded, so its score on this quiz is not shown.";
 }).finally(loadQuestion);
+if (isStatic()) {
+  warmUp("bert"); // this copy has no server: BERT runs here (the download starts now)
+  badge($("#n-result")); // "Computed on your device"
+}

@@ -22,9 +22,9 @@ const manifest = JSON.parse(fs.readFileSync(path.join(modelsDir, "web", "manifes
 const bytes = {};
 for (const [fam, part] of Object.entries(manifest.models)) bytes[fam] = fs.readFileSync(path.join(modelsDir, "web", part.file));
 const engine = Engine.create(ort, manifest, bytes);
-const { compare } = await import(path.join(tmp, "engine_lessons.js"));
+const { compare, nsp } = await import(path.join(tmp, "engine_lessons.js"));
 const fn = { "/api/generate": "generate", "/api/next-token": "nextToken", "/api/mask-fill": "maskFill" };
-const lessons = { "/api/compare": (body) => compare(engine, body) };
+const lessons = { "/api/compare": (body) => compare(engine, body), "/api/nsp/predict": (body) => nsp(engine, "/api/nsp/predict", { body }) };
 const out = [];
 for (const [route, body] of JSON.parse(fs.readFileSync(casesFile))) {
   const t0 = performance.now();

@@ -43,13 +43,17 @@ CASES = [
     ["/api/mask-fill", {"text": "abc", "positions": [5]}],
     ["/api/mask-fill", {"text": "x" * 300 + "[MASK]"}],
 ]
-COMPARE = [  # GPT vs BERT (static/lib/engine_lessons.js): 3 answers, then 3 refusals
+LESSONS = [  # on the device in lib/engine_lessons.js; GPT vs BERT: 3 answers, then 3 refusals
     ["/api/compare", {"text": "To be, or not to be, that is the question", "position": 10}],
     ["/api/compare", {"text": "caf\u00e9 \U0001F600 the sea", "position": 0, "top_k": 3}],
     ["/api/compare", {"text": "the king is dead", "position": 15, "strip": False}],
     ["/api/compare", {"text": "abc", "position": 3}],
     ["/api/compare", {"text": "x" * 65, "position": 1}],
     ["/api/compare", {"text": "abc", "position": 1, "top_k": 0}],
+    # BERT's next-sentence head (the static copy's NSP quiz): 2 answers, then 1 refusal
+    ["/api/nsp/predict", {"a": "To be, or not to be,", "b": "that is the question:"}],
+    ["/api/nsp/predict", {"a": "caf\u00e9 \U0001F600", "b": "the king is dead."}],
+    ["/api/nsp/predict", {"a": "x" * 200, "b": "y"}],
 ]
 
 
@@ -80,6 +84,8 @@ def assert_same(route: str, server: dict, engine: dict) -> None:
             assert close(s["entropy"][key], e["entropy"][key])
     elif route == "/api/compare":
         assert_same_compare(s, e)
+    elif route == "/api/nsp/predict":
+        assert e["prediction"] == s["prediction"] and close(e["p_is_next"], s["p_is_next"])
     else:
         assert e["tokens"] == s["tokens"]
         for sm, em in zip(s["masks"], e["masks"], strict=True):
@@ -123,9 +129,9 @@ def run_server(set_dir: Path, cases: list, tmp_path: Path) -> list[dict]:
 
 
 def check_set(set_dir: Path, tmp_path: Path) -> None:
-    cases = CASES + COMPARE
+    cases = CASES + LESSONS
     server, engine = run_server(set_dir, cases, tmp_path), run_engine(set_dir, cases, tmp_path)
-    assert [r["status"] for r in server] == [200] * 11 + [422] * 8 + [200] * 3 + [422] * 3
+    assert [r["status"] for r in server] == [200] * 11 + [422] * 8 + [200] * 3 + [422] * 3 + [200] * 2 + [422]
     for (route, _), s, e in zip(cases, server, engine, strict=True):
         assert_same(route, s, e)
 

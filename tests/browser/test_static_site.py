@@ -80,6 +80,8 @@ def test_the_copy_works_under_a_sub_path_on_a_plain_server(browser, make_page, s
     settings = Settings(models_dir=tiny_models_dir, data_dir=tmp_path / "data", instructor_token="t" * 32)
     with TestClient(create_app(settings), base_url="http://localhost") as client:
         expected = client.post("/api/generate", json={"prompt": "the sea ", "max_new_tokens": 200, "seed": 4}).json()["text"]
+        question = client.get("/api/nsp/quiz", params={"index": 2}).json()
+        graded = client.post(f"/api/nsp/quiz/{question['id']}/answer", json={"guess": "IsNext"}).json()
     with plain_server(site) as (base, log):
         for width, height in ((390, 844), (1280, 720)):
             context, page, rec = make_page(browser, base, width, height)
@@ -107,6 +109,16 @@ def test_the_copy_works_under_a_sub_path_on_a_plain_server(browser, make_page, s
                 assert badge(page) == "Computed on your device" and page.inner_text("#c-strip")
                 page.screenshot(path=str(SHOTS / f"compare-{width}.png"), full_page=width < 1000)
                 rec.assert_clean(page)
+                page.goto(PREFIX + "nsp/?q=2")  # BERT's next-sentence head on the device, the quiz bank shipped
+                page.wait_for_function("() => document.querySelector('#n-qid').textContent.startsWith('" + question["id"] + "')",
+                                       timeout=LOAD_MS)
+                page.click("#n-isnext")
+                page.wait_for_selector("#n-result .p-is-next", timeout=LOAD_MS)
+                p = float(page.get_attribute("#n-result .p-is-next", "data-prob"))
+                assert abs(p - graded["p_is_next"]) < 1e-4 and graded["truth"] in page.inner_text("#n-result")
+                assert badge(page) == "Computed on your device"
+                page.screenshot(path=str(SHOTS / f"nsp-{width}.png"), full_page=width < 1000)
+                rec.assert_clean(page)
                 for path in NEEDS:
                     page.goto(PREFIX + path.strip("/") + "/")
                     assert "needs the playground's server" in page.inner_text(".static-note")
@@ -115,8 +127,8 @@ def test_the_copy_works_under_a_sub_path_on_a_plain_server(browser, make_page, s
                     assert "python -m app" in page.inner_text("main")
                 rec.assert_clean(page)
                 page.screenshot(path=str(SHOTS / f"self-hosting-{width}.png"))
-                page.goto(PREFIX + "nsp/")
-                page.screenshot(path=str(SHOTS / f"nsp-{width}.png"))
+                page.goto(PREFIX + "train/")
+                page.screenshot(path=str(SHOTS / f"train-{width}.png"))
                 page.goto(PREFIX)
                 assert "this server" not in page.inner_text("main") + page.inner_text("footer")
                 page.wait_for_selector("#h-cards > *")
@@ -125,7 +137,7 @@ def test_the_copy_works_under_a_sub_path_on_a_plain_server(browser, make_page, s
                 assert not bad, bad
             finally:
                 context.close()
-        web = [p for p in log if "/web/" in p and not p.endswith("manifest.json")]
+        web = [p for p in log if "/web/" in p and not p.endswith(("manifest.json", "nsp_quiz.json"))]
         assert web and all(p.endswith(".gz") or p.endswith(".js") for p in web), web  # only the gzip copies move
         assert all(p.startswith(PREFIX) for p in log), [p for p in log if not p.startswith(PREFIX)]
 
