@@ -9,7 +9,8 @@
                           opts.choices: list a concept question's choices too (projector, teacher)
    drawPooled(node, result)  how many answered; once revealed, the class's answers as bars beside the
                           truth and BERT's answer, a concept question's "why" under each choice
-   drawLabels(node, results, lines, labels)  Label together: each line's text with its label bars */
+   drawLabels(node, results, lines, labels, revealed)  Label together: each line's text with how many
+                          labelled it; once revealed, its label bars */
 import { api } from "./api.js";
 import { bars } from "./charts.js";
 import { clear, el } from "./dom.js";
@@ -165,16 +166,16 @@ export function drawPooled(node, result, opts) {
 
 /* Label together, for the teacher, the projector and (after the reveal) the phones: every line's
    text with one bar per label; the label most of the class chose is marked (a tie: none). */
-export function drawLabels(node, results, lines, labels) {
+export function drawLabels(node, results, lines, labels, revealed) {
   clear(node);
   const byItem = new Map((results || []).filter((r) => r.activity === "label").map((r) => [r.item, r]));
   const list = el("ol", { class: "c-label-rows" });
   for (const line of lines || []) {
     const r = byItem.get(line.item);
-    if (r && !r.counts) { // before the reveal: how many labelled the line, not how
+    if (!revealed || (r && !r.counts)) { // before the reveal: how many labelled the line, not how
       list.append(el("li", { class: "c-label-row", dataset: { item: line.item } }, [
         el("span", { class: "c-label-text", text: line.text }),
-        el("span", { class: "c-answer-n", text: answeredText(r.answered) })]));
+        el("span", { class: "c-answer-n", text: answeredText(r ? r.answered : 0) })]));
       continue;
     }
     const counts = r ? r.counts : Object.fromEntries(labels.map((x) => [x, 0]));

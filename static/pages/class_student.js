@@ -154,7 +154,7 @@ function render(s) {
         status.append(el("span", { class: "c-why", text: "Why not: " + cur.why[Number(cur.your_answer)] }));
       }
       getResults(code).then((r) => {
-        if (cur.activity === "label") drawLabels($("#j-results"), r.items, cur.lines, cur.content.choices);
+        if (cur.activity === "label") drawLabels($("#j-results"), r.items, cur.lines, cur.content.choices, true);
         else drawPooled($("#j-results"), r.items.find((x) => x.activity === cur.activity && x.item === cur.item));
       }, () => {});
     } else if (s.locked) {

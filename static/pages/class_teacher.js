@@ -148,7 +148,7 @@ function showResults() {
   const mine = cur && lastResults.items.find((r) => r.activity === cur.activity && r.item === cur.item);
   const node = $("#c-results");
   if (cur && cur.activity === "label") {
-    drawLabels(node, lastResults.items, cur.lines, cur.content.choices);
+    drawLabels(node, lastResults.items, cur.lines, cur.content.choices, state.revealed);
   } else {
     // the projector keeps a concept question's counts for the reveal; the teacher's own screen sees them live
     drawPooled(node, mine || null); // before the reveal: how many answered (the server sends no split)

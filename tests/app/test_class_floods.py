@@ -19,43 +19,22 @@ from app.classes.codes import ALPHABET
 from app.classes.guard import JOIN_BURST, JOIN_EVERY_S
 from app.config import Settings
 from app.main import create_app
+from tests.app.class_kit import browser, join, served, start
 from tests.conftest import SHIPPED_MODELS
 
 TOKEN = "flood-teacher-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
-_hosts = itertools.count(10)
-
-
-def host() -> str:
-    n = next(_hosts)
-    return f"127.{n >> 16 & 255}.{n >> 8 & 255}.{n & 255}"
 
 
 @pytest.fixture
 def app(tmp_path):
-    application = create_app(Settings(models_dir=SHIPPED_MODELS, data_dir=tmp_path / "data", instructor_token=TOKEN))
-    with TestClient(application):
+    with served(tmp_path / "data", TOKEN) as application:
         yield application
-
-
-def browser(app, address: str | None = None, **kw) -> TestClient:
-    return TestClient(app, client=(address or host(), 50000), **kw)
 
 
 @pytest.fixture
 def teacher(app):
     return browser(app, "127.0.0.1", headers=AUTH)
-
-
-def start(teacher, **body) -> str:
-    r = teacher.post("/api/sessions", json=body)
-    assert r.status_code == 201, r.text
-    return r.json()["code"]
-
-
-def join(app, code, nickname, address=None) -> tuple[TestClient, int]:
-    s = browser(app, address)
-    return s, s.post(f"/api/sessions/{code}/join", json={"nickname": nickname}).status_code
 
 
 def test_a_join_flood_from_one_address_leaves_room_for_the_class(app, teacher):

@@ -7,24 +7,15 @@ reopened answering while the projector showed the answer; NSP and Be the BERT se
 before the reveal; Label together after the reveal gave the phones 0/0 on every line but the first."""
 from __future__ import annotations
 
-import itertools
 import json
 
 import pytest
 from fastapi.testclient import TestClient
 
-from app.config import Settings
-from app.main import create_app
-from tests.conftest import SHIPPED_MODELS
+from tests.app.class_kit import go, join, served, start
 
 TOKEN = "phase-teacher-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
-_hosts = itertools.count(20)
-
-
-def host() -> str:
-    n = next(_hosts)
-    return f"127.{n >> 16 & 255}.{n >> 8 & 255}.{n & 255}"
 
 
 @pytest.fixture(scope="module")
@@ -34,8 +25,7 @@ def data(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def app(data):
-    application = create_app(Settings(models_dir=SHIPPED_MODELS, data_dir=data, instructor_token=TOKEN))
-    with TestClient(application):
+    with served(data, TOKEN) as application:
         yield application
 
 
@@ -44,22 +34,10 @@ def teacher(app):
     return TestClient(app, headers=AUTH, client=("127.0.0.1", 50000))
 
 
-def start(teacher, **body) -> str:
-    r = teacher.post("/api/sessions", json=body)
-    assert r.status_code == 201, r.text
-    return r.json()["code"]
-
-
 def phone(app, code: str, nickname: str) -> TestClient:
-    s = TestClient(app, client=(host(), 50000))
-    assert s.post(f"/api/sessions/{code}/join", json={"nickname": nickname}).status_code == 200
+    s, status = join(app, code, nickname)
+    assert status == 200
     return s
-
-
-def go(teacher, code, **state) -> dict:
-    r = teacher.put(f"/api/sessions/{code}/state", json=state)
-    assert r.status_code == 200, r.text
-    return r.json()
 
 
 def send(s, code, activity, item, answer):
@@ -100,8 +78,8 @@ def test_going_back_to_a_revealed_item_shows_it_revealed_and_refuses_answers(app
         r = teacher.put(f"/api/sessions/{code}/state", json=change)
         assert r.status_code == 409 and r.json()["parameter"] == field
     # the phases survive a restart of the server (they are in the database)
-    restarted = create_app(Settings(models_dir=SHIPPED_MODELS, data_dir=data, instructor_token=TOKEN))
-    with TestClient(restarted, headers=AUTH) as fresh:
+    with served(data, TOKEN) as restarted:
+        fresh = TestClient(restarted, headers=AUTH)
         assert fresh.get(f"/api/sessions/{code}").json()["revealed"] is True
         assert fresh.put(f"/api/sessions/{code}/state", json={"item": second}).json()["locked"] is True
         fresh.put(f"/api/sessions/{code}/state", json={"item": first})

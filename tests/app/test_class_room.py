@@ -14,25 +14,16 @@ import itertools
 import stat
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import text
 
 from app.classes import db as dbmod
 from app.classes.codes import ALPHABET
 from app.classes.db import Database, database_url
 from app.classes.guard import CODE_BURST, JOIN_BURST
-from app.config import Settings
-from app.main import create_app
-from tests.conftest import SHIPPED_MODELS
+from tests.app.class_kit import browser, go, join, served, start
 
 TOKEN = "room-teacher-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
-_hosts = itertools.count(10)
-
-
-def host() -> str:
-    n = next(_hosts)
-    return f"127.{n >> 16 & 255}.{n >> 8 & 255}.{n & 255}"
 
 
 @pytest.fixture
@@ -42,35 +33,13 @@ def data(tmp_path):
 
 @pytest.fixture
 def app(data):
-    application = create_app(Settings(models_dir=SHIPPED_MODELS, data_dir=data, instructor_token=TOKEN))
-    with TestClient(application):
+    with served(data, TOKEN) as application:
         yield application
-
-
-def browser(app, address: str | None = None, **kw) -> TestClient:
-    return TestClient(app, client=(address or host(), 50000), **kw)
 
 
 @pytest.fixture
 def teacher(app):
     return browser(app, "127.0.0.1", headers=AUTH)
-
-
-def start(teacher, **body) -> str:
-    r = teacher.post("/api/sessions", json=body)
-    assert r.status_code == 201, r.text
-    return r.json()["code"]
-
-
-def join(app, code, nickname, address=None) -> tuple[TestClient, int]:
-    s = browser(app, address)
-    return s, s.post(f"/api/sessions/{code}/join", json={"nickname": nickname}).status_code
-
-
-def go(teacher, code, **state) -> dict:
-    r = teacher.put(f"/api/sessions/{code}/state", json=state)
-    assert r.status_code == 200, r.text
-    return r.json()
 
 
 def spend_guesses(app, code: str, address: str) -> None:
