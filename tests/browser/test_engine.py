@@ -178,9 +178,9 @@ def test_the_static_build_runs_generation_and_mask_fill_without_a_server(browser
             assert "needs the playground's server" in page.inner_text("#mf-corrupt-status")
             page.screenshot(path=str(SHOTS / f"static-mask-fill-{width}.png"), full_page=True)
             rec.assert_clean(page)
-            page.goto("/nsp")
+            page.goto("/train/")  # a page that needs the server: a short page saying so (tests/browser/test_static_site.py)
             assert "needs the playground's server" in page.inner_text(".static-note")
-            page.screenshot(path=str(SHOTS / f"static-nsp-{width}.png"))
+            page.screenshot(path=str(SHOTS / f"static-train-{width}.png"))
             page.goto("/")
             page.screenshot(path=str(SHOTS / f"static-home-{width}.png"))
         finally:
