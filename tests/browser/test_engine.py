@@ -152,6 +152,16 @@ def static_site(tiny_models_dir, tmp_path):
         proc.wait(timeout=10)
 
 
+def stream_on_device(page, url: str, expected: str) -> None:
+    """Open Generation at `url` (a static copy), generate, and check the device gave `expected`."""
+    page.goto(url)
+    page.wait_for_selector("#g-dists .dist-panel:not([hidden])", timeout=LOAD_MS)
+    assert badge(page) == "Computed on your device"
+    page.click("#g-stream")
+    page.wait_for_function("() => document.querySelector('#g-stream-status').textContent.startsWith('Done')", timeout=LOAD_MS)
+    assert shown_text(page, "#g-stream-text .gen-new") == expected
+
+
 def test_the_static_build_runs_generation_and_mask_fill_without_a_server(browser, make_page, static_site,
                                                                           tiny_models_dir, tmp_path):
     SHOTS.mkdir(exist_ok=True)
@@ -163,13 +173,7 @@ def test_the_static_build_runs_generation_and_mask_fill_without_a_server(browser
     for width, height in ((1280, 720), (390, 844)):
         context, page, rec = make_page(browser, static_site, width, height)
         try:
-            page.goto("/generate?prompt=the%20sea%20&seed=9")
-            page.wait_for_selector("#g-dists .dist-panel:not([hidden])", timeout=LOAD_MS)
-            assert badge(page) == "Computed on your device"
-            page.click("#g-stream")
-            page.wait_for_function("() => document.querySelector('#g-stream-status').textContent.startsWith('Done')",
-                                   timeout=LOAD_MS)
-            assert shown_text(page, "#g-stream-text .gen-new") == expected
+            stream_on_device(page, "/generate?prompt=the%20sea%20&seed=9", expected)
             page.screenshot(path=str(SHOTS / f"static-generate-{width}.png"), full_page=True)
             rec.assert_clean(page)
             page.goto("/mask-fill")

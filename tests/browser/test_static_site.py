@@ -21,7 +21,7 @@ from fastapi.testclient import TestClient
 from app.config import Settings
 from app.main import create_app
 from app.static_build import NEEDS, export
-from tests.browser.test_engine import LOAD_MS, badge, shown_text
+from tests.browser.test_engine import LOAD_MS, badge, stream_on_device
 
 pytestmark = pytest.mark.browser
 SHOTS = Path("/tmp/static-site-shots")
@@ -87,14 +87,8 @@ def test_the_copy_works_under_a_sub_path_on_a_plain_server(browser, make_page, s
             context, page, rec = make_page(browser, base, width, height)
             bad = failed_requests(page)
             try:
-                page.goto(PREFIX + "generate/?prompt=the%20sea%20&seed=4")
-                assert page.evaluate("getComputedStyle(document.querySelector('.site-header')).display") != "inline"
-                page.wait_for_selector("#g-dists .dist-panel:not([hidden])", timeout=LOAD_MS)
-                assert badge(page) == "Computed on your device"
-                page.click("#g-stream")
-                page.wait_for_function("() => document.querySelector('#g-stream-status').textContent.startsWith('Done')",
-                                       timeout=LOAD_MS)
-                assert shown_text(page, "#g-stream-text .gen-new") == expected
+                stream_on_device(page, PREFIX + "generate/?prompt=the%20sea%20&seed=4", expected)
+                assert page.evaluate("getComputedStyle(document.querySelector('.site-header')).display") == "flex"  # style.css
                 assert "of" in page.inner_text(".engine-status") or "on your device" in page.inner_text(".engine-status")
                 page.screenshot(path=str(SHOTS / f"generate-{width}.png"), full_page=width < 1000)
                 rec.assert_clean(page)
