@@ -1,15 +1,19 @@
-"""The fine-tune figures in docs/finetune.md are the card's (models/finetune.card.json, written by
-`python -m training.finetune_report`), the card is of the BERT in models/, every verdict is read off
-its own intervals, every candidate task is reported (including those that fail), and the shipped
-tasks are what their README says."""
+"""The fine-tune figures: the committed result files (models/finetune_results/, written by
+`python -m training.finetune_report --run NAME`) are of the shipped BERT, their summaries are what
+their own result lines give (seed-level t intervals), the card is exactly what the files build, and
+the page's figures are the card's. The docs block itself is compared by tests/app/test_doc_tables.py
+(table 'finetune')."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
-from training.finetune_report import AGAINST, BAR_SIZE, fingerprint, verdict
+from training.finetune_readout import declared
+from training.finetune_report import PLAN, RESULTS, build_card, fingerprint, read
+from training.finetune_stats import METHOD, t_interval
 from training.finetune_tasks import CANDIDATES, SHIPPED, TASKS_DIR, load_task
 
 REPO = Path(__file__).resolve().parents[2]
@@ -17,41 +21,66 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def card() -> dict:
-    card = json.loads((REPO / "models" / "finetune.card.json").read_text(encoding="utf-8"))
-    if "candidates" not in card:  # docs/finetune.md says so too (training/finetune_report.markdown)
-        pytest.skip("models/finetune.card.json predates the fair race (issue 26): run `python -m training.finetune_report`")
-    return card
+    return json.loads((REPO / "models" / "finetune.card.json").read_text(encoding="utf-8"))
 
 
-def test_the_figures_are_of_the_shipped_bert(card):
-    """The docs block itself is compared by tests/app/test_doc_tables.py (table 'finetune')."""
+def files() -> list[Path]:
+    return sorted(RESULTS.glob("*.jsonl"))
+
+
+def test_the_figures_are_of_the_shipped_bert_and_the_card_is_what_the_files_build(card):
+    assert files(), "no committed result files: run `python -m training.finetune_report --run spaces-32`"
     assert card["bert_onnx_sha256"] == fingerprint(REPO / "models"), (
-        "models/bert.onnx changed: run `python -m training.finetune_report` (card and docs/finetune.md block)")
-    assert set(card["tasks"]) == set(SHIPPED) and set(card["candidates"]) == set(CANDIDATES)
+        "models/bert.onnx changed: rerun `python -m training.finetune_report --stale`")
+    for path in files():
+        head, _, _ = read(path)
+        assert path.stem in PLAN and head["bert_onnx_sha256"] == card["bert_onnx_sha256"], path.name
+    assert card == json.loads(json.dumps(build_card("models"))), "rebuild the card: python -m training.finetune_report"
+    assert card["interval"] == METHOD and set(card["not_run"]) == set(PLAN) - {p.stem for p in files()}
 
 
-def test_every_arm_ran_under_the_default_fair_budget(card):
-    for task, entry in card["tasks"].items():
-        s = entry["summary"]
-        assert entry["command"].startswith("python -m training finetune --model models ") and "--steps" not in entry["command"]
-        whole = load_task(task).kind == "sequence"
-        assert set(s["results"]) == {"full", "probe", "scratch", "ngram"} | ({"likelihood"} if whole else set())
-        assert s["metric"] == ("accuracy" if whole else "f1")
-        for arm, sizes in s["results"].items():
-            for size, c in sizes.items():
-                assert c["n"] == card["seeds"] and 0 <= c["lo"] <= c["mean"] <= c["hi"] <= 1, (task, arm, size)
-        assert all(isinstance(v, (int, float)) and v > 0 for v in s["steps"]["scratch"].values())
+def test_each_summary_is_what_its_result_lines_give():
+    for path in files():
+        head, results, summary = read(path)
+        assert summary["event"] == "summary" and summary["interval"] == METHOD
+        assert "--steps" not in head["command"] and "--seeds 5" in head["command"], path.name
+        for arm, by in summary["results"].items():
+            for size, c in by.items():
+                scores = [r["score"] for r in results if r["arm"] == arm and str(r["size"]) == size]
+                assert c["n"] == len(scores) and c["per_seed"] == scores, (path.name, arm, size)
+                if len(scores) > 1:
+                    mean, lo, hi = t_interval(scores)
+                    assert (c["mean"], c["lo"], c["hi"]) == pytest.approx((mean, max(0.0, lo), min(1.0, hi))), (arm, size)
+                    assert len(scores) == 5
 
 
-def test_each_verdict_is_read_off_its_intervals(card):
-    """Issue 26's bar: at 32 labelled examples the full fine-tune beats scratch and n-grams, each paired
-    95 % interval above 0. Met or not, the card says what its numbers say."""
-    for group in ("tasks", "candidates"):
-        for task, entry in card[group].items():
-            v = entry["verdict"]
-            assert v == verdict(entry["summary"]), task
-            lows = [entry["summary"]["differences"][o][BAR_SIZE]["lo"] for o in AGAINST]
-            assert v["met"] == all(lo > 0 for lo in lows), task
+def test_every_shipped_per_character_task_declares_its_readout_and_reports_it_first():
+    for name in (*SHIPPED, *CANDIDATES):
+        task = load_task(name)
+        if task.kind == "token":
+            assert declared(task), name
+    for path in files():
+        _, results, summary = read(path)
+        if "readout" in summary["results"]:
+            assert list(summary["results"])[0] == "readout" and results[0]["arm"] == "readout"
+            if load_task(summary["task"]).kind == "token":
+                assert results[0]["size"] == 0 and summary["readout"]["text"].startswith("Before any label")
+
+
+def test_the_page_quotes_the_card(card):
+    """Every figure of the page's opening paragraph (data-figure="task.arm.size") is the card's mean, rounded."""
+    html = (REPO / "templates" / "finetune.html").read_text(encoding="utf-8")
+    quoted = re.findall(r'data-figure="(\w+)\.(\w+)\.(\w+)">([0-9.]+)<', html)
+    assert len(quoted) >= 5 and "Before any label, the model already" in html
+    by_task = {}
+    for f in card["files"].values():
+        for arm, by in f["summary"]["results"].items():
+            for size, c in by.items():
+                if c.get("mean") is not None:
+                    by_task.setdefault((f["task"], arm, size), c["mean"])
+    for task, arm, size, shown in quoted:
+        assert (task, arm, size) in by_task, (task, arm, size)
+        assert float(shown) == round(100 * by_task[(task, arm, size)]), (task, arm, size, shown)
 
 
 def test_shipped_tasks_are_as_described():
