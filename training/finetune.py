@@ -62,8 +62,8 @@ def add_finetune_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--arms", default=DEFAULT_ARMS, help=f"comma-separated among {', '.join(ARMS)}")
     p.add_argument("--sizes", default=DEFAULT_SIZES, help="labelled examples per fine-tune, comma-separated; 'all' = every training example")
     p.add_argument("--seeds", type=int, default=DEFAULT_SEEDS)
-    p.add_argument("--steps", type=int, default=None, help="train the trained arms exactly N steps (default: the fair budget, "
-                   "stopping when a validation slice stops improving)")
+    p.add_argument("--steps", type=int, default=None, help="train the trained arms exactly N steps (default: the validation slice chooses "
+                   "the learning rate and the step)")
     p.add_argument("--threads", type=int, default=1, help="torch threads of the main process")
     p.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1),
                    help="processes for the trained arms' fine-tunes (default: 2, or 1 on a 1-core machine)")

@@ -28,8 +28,8 @@ only (no zero-label rule); per-character task files without one have no readout.
 
 CANDIDATES: tasks measured for where pretraining could matter beyond that (issue 26), runnable by
 name (`--task spaces`), built by training/finetune_candidates.py; sentiment and plays, the lab's
-first whole-input tasks, are among them. Their figures are in models/finetune.card.json and
-docs/finetune.md, kept whether they show a gap or not.
+first whole-input tasks, are among them. Those measured under issue 32's rules are in
+models/finetune_results/ (docs/finetune.md prints them), kept whether they show a gap or not.
 
 training/build_tasks.py writes the .jsonl files (deterministic; see training/tasks/README.md).
 """

@@ -46,7 +46,7 @@ class StartFinetune(Strict):
     seeds: int = Field(5, ge=1, le=10, description="Repeats per arm and size, each with its own sample of examples "
                        "and its own head initialisation (the 95 % intervals resample these and the held-out examples).")
     steps: int | None = Field(None, ge=1, le=5000, description="Train the trained arms exactly this many steps "
-                              "(default: the fair budget, stopping when a validation slice stops improving).")
+                              "(default: the validation slice chooses the learning rate and the step).")
     snapshots: bool = Field(False, description="Fine-tune from every snapshot of the run `model` belongs to, to "
                             "plot downstream accuracy against pretraining steps.")
 
