@@ -43,13 +43,16 @@ def open_stream(url: str, path: str, headers: dict, address: str) -> socket.sock
     return sock
 
 
-def read_to_end(sock: socket.socket) -> bytes:
-    rest = b""
-    while True:
+def read_to_end(sock: socket.socket, limit_s: float = 60) -> bytes:
+    """What the stream sends until the server ends it; fails if it is still open after `limit_s`
+    (the server's keep-alive pings would otherwise keep a hung shutdown reading for ever)."""
+    rest, deadline = b"", time.monotonic() + limit_s
+    while time.monotonic() < deadline:
         chunk = sock.recv(65536)
         if not chunk:
             return rest
         rest += chunk
+    raise AssertionError(f"the event stream was still open {limit_s:.0f} s after SIGTERM: {rest[-200:]!r}")
 
 
 @pytest.mark.slow
