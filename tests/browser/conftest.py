@@ -71,6 +71,25 @@ def serve(app):
 
 
 @pytest.fixture(scope="session")
+def class_app():
+    """`with class_app(token, data_dir, join_burst) as url:` the app on the shipped models with that
+    instructor token, as if started with --public-url (the address students reach is its own) and with
+    the join budget a class behind one address (every test browser is on 127.0.0.1) needs."""
+    @contextmanager
+    def run(token: str, data_dir: Path, join_burst: int = 60):
+        from app.config import Settings
+        from app.main import create_app
+        from tests.conftest import SHIPPED_MODELS
+
+        app = create_app(Settings(models_dir=SHIPPED_MODELS, data_dir=data_dir, instructor_token=token,
+                                  class_join_burst=join_burst))
+        with serve(app) as url:
+            app.state.settings.public_url = url
+            yield url
+    return run
+
+
+@pytest.fixture(scope="session")
 def browser():
     """Debian's headless Chromium (tests/conftest.py skips every browser test where it is missing)."""
     from playwright import sync_api

@@ -20,13 +20,8 @@ FOLLOW_S = 2.0  # students' screens follow the teacher within this
 
 
 @pytest.fixture(scope="module")
-def class_server(app_server, tmp_path_factory):
-    # every browser of the test is on 127.0.0.1: a class behind one address (a NAT) raises the join budget
-    app = create_app(Settings(models_dir=SHIPPED_MODELS, data_dir=tmp_path_factory.mktemp("data"),
-                              instructor_token=TOKEN, class_join_burst=60))
-    with app_server(app) as url:
-        # as if started with --public-url: the address students reach is this test server's own
-        app.state.settings.public_url = url
+def class_server(class_app, tmp_path_factory):
+    with class_app(TOKEN, tmp_path_factory.mktemp("data")) as url:
         yield url
 
 

@@ -15,11 +15,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.config import Settings
-from app.main import create_app
 from tests.browser.conftest import new_page
 from tests.browser.stage import box, inside, overflow, phone_page, programmer_words
-from tests.conftest import SHIPPED_MODELS
 
 pytestmark = pytest.mark.browser
 TOKEN = "rehearsal-teacher-token"
@@ -30,12 +27,8 @@ FOLLOW_MS = 4000
 
 
 @pytest.fixture(scope="module")
-def class_server(app_server, tmp_path_factory):
-    # every browser of the test is on 127.0.0.1: a class behind one address (a NAT) raises the join budget
-    app = create_app(Settings(models_dir=SHIPPED_MODELS, data_dir=tmp_path_factory.mktemp("data"),
-                              instructor_token=TOKEN, class_join_burst=60))
-    with app_server(app) as url:
-        app.state.settings.public_url = url  # as if started with --public-url
+def class_server(class_app, tmp_path_factory):
+    with class_app(TOKEN, tmp_path_factory.mktemp("data")) as url:
         yield url
 
 

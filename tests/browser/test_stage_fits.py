@@ -17,11 +17,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.config import Settings
-from app.main import create_app
 from tests.browser.conftest import new_page
 from tests.browser.stage import box, inside, overflow, phone_page, programmer_words
-from tests.conftest import SHIPPED_MODELS
 
 pytestmark = pytest.mark.browser
 TOKEN = "stage-teacher-token"
@@ -35,11 +32,8 @@ HIDDEN = [3, 4, 10, 14, 17, 27]  # up to six characters, none a space
 
 
 @pytest.fixture(scope="module")
-def room(app_server, tmp_path_factory):
-    app = create_app(Settings(models_dir=SHIPPED_MODELS, data_dir=tmp_path_factory.mktemp("data"),
-                              instructor_token=TOKEN, class_join_burst=1000))
-    with app_server(app) as url:
-        app.state.settings.public_url = url
+def room(class_app, tmp_path_factory):
+    with class_app(TOKEN, tmp_path_factory.mktemp("data"), join_burst=1000) as url:  # 30 students on 127.0.0.1
         yield url
 
 
