@@ -29,7 +29,7 @@ PAGES = (
     Page("/nsp", "nsp", "Next-sentence prediction", nav="NSP Quiz", on_device=True),
     Page("/attention", "attention", "Attention", nav="The mask"),
     Page("/compare", "compare", "GPT vs BERT on the same blank", nav="GPT vs BERT", on_device=True),
-    Page("/objectives", "objectives", "What the loss sees: pretraining objectives", nav="Objectives"),
+    Page("/objectives", "objectives", "What the loss sees: pretraining objectives", nav="Objectives", on_device=True),
     Page("/concepts", "concepts", "Concept check", nav="Concepts"),
     Page("/train", "train", "Live pretraining", nav="Train"),
     Page("/finetune", "finetune", "Fine-tune lab", nav="Fine-tune"),

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import hashlib
 import json
 import re
 import shutil
@@ -171,6 +172,23 @@ def write_all(out: Path, client, settings: Settings, models_dir: Path) -> dict:
     return {"folder": str(out), "set": default, "pages": PAGES, "bytes": size}
 
 
+def electra_copy(models_dir: Path, folder: Path) -> dict | None:
+    """The set's ELECTRA discriminator as a web copy (float32, gzip, named by its hash) written into
+    `folder`, and its manifest entry; None when the set has none. (training/export/web.py writes
+    GPT's and BERT's; the discriminator is only ever read by the static copy.)"""
+    source, card = models_dir / "electra.onnx", models_dir / "electra.card.json"
+    if not (source.is_file() and card.is_file()):
+        return None
+    data = source.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    name = f"electra.{digest[:16]}.onnx"
+    packed = gzip.compress(data, compresslevel=9, mtime=0)
+    (folder / (name + ".gz")).write_bytes(packed)
+    config = json.loads(card.read_text(encoding="utf-8"))["config"]
+    return {"file": name, "sha256": digest, "bytes": len(data), "gzip_bytes": len(packed), "storage": "fp32",
+            "config": {k: config[k] for k in ("vocab_size", "context", "n_layer", "n_head", "n_embd")}}
+
+
 def write_web(out: Path, client, settings: Settings, models_dir: Path, default: str) -> None:
     """web/: the gzip copies only (the browser unpacks them), named in a manifest by relative URLs
     (from web/models/<set>/, so "default" and the set's own id read the same files)."""
@@ -188,6 +206,9 @@ def write_web(out: Path, client, settings: Settings, models_dir: Path, default: 
         part.pop("url", None)
         part["packed"] = f"../{default}/{target.name}"
         part["gzip_bytes"] = target.stat().st_size
+    electra = electra_copy(models_dir, sets / default)
+    if electra:  # the Objectives page's ELECTRA strip runs on the device too
+        manifest["models"]["electra"] = {**electra, "packed": f"../{default}/{electra['file']}.gz"}
     quiz = models_dir / "nsp_quiz.json"
     if quiz.is_file():  # the NSP quiz's bank (the static copy asks BERT's NSP head on the device)
         shutil.copyfile(quiz, sets / default / "nsp_quiz.json")

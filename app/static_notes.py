@@ -11,8 +11,6 @@ SERVER = ("A <em>server</em> is a program that runs on a computer (the teacher's
 NEEDS = {
     "/attention": ("The mask is the worldview", "The attention weights are read from the models by the "
                    "playground's server; this copy cannot compute them in your browser yet."),
-    "/objectives": ("Objectives", "The corruption demos and ELECTRA's guesses are computed by the playground's "
-                    "server; this copy cannot compute them in your browser yet."),
     "/concepts": ("Concept check", "The questions and their explanations are kept and checked by the "
                   "playground's server."),
     "/train": ("Train", "Training a model takes minutes of a computer's full power and a trainer (PyTorch) "
@@ -30,7 +28,7 @@ NEEDS = {
 SELF_HOSTING = "/self-hosting"
 SELF_HOSTING_TITLE = "Run the playground yourself"
 SELF_HOSTING_BODY = f"""
-<p class="lead">This copy of the playground has no server: Generation, Mask-Fill, the NSP Quiz and GPT vs BERT run in your browser, and the
+<p class="lead">This copy of the playground has no server: Generation, Mask-Fill, the NSP Quiz, GPT vs BERT and ELECTRA (on Objectives) run in your browser, and the
   pages that need a server say so. {SERVER} To get every page, run the playground's server yourself:</p>
 <ol>
   <li>On a computer with Python 3.11 or newer, get the playground's source code (the folder this copy was made

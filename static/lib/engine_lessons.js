@@ -7,8 +7,12 @@
    nsp(engine, path, opts, bank)  GET /api/nsp/quiz, POST /api/nsp/quiz/{id}/answer and
                            /api/nsp/predict (app/routers/nsp.py) for the static copy: the quiz bank is
                            the set's nsp_quiz.json, shipped beside its models (manifest.quiz)
-   onDevice.compare(body), onDevice.nsp(path, opts)  the same on this page's engine (lib/engine.js) */
-import { FIRST_CHAR, CLS, SEP, MASK, UNK, EngineError, ranked, softmaxRow, windowStart } from "./engine_core.js";
+   electra(engine, body)   POST /api/objectives/electra (app/routers/electra.py, app/tasks/electra.py):
+                           the discriminator's P(replaced) at every character, after BERT (the
+                           generator) filled `positions` with seeded draws
+   onDevice.compare(body), onDevice.nsp(path, opts), onDevice.electra(body)
+                           the same on this page's engine (lib/engine.js) */
+import { FIRST_CHAR, CLS, SEP, MASK, UNK, EngineError, ranked, softmaxRow, windowStart, uniform } from "./engine_core.js";
 import { engineFor, manifestFor } from "./engine.js";
 
 const MAX_COMPARE_CHARS = 64; // app/schemas: MAX_COMPARE_CHARS
@@ -164,6 +168,62 @@ export async function nsp(engine, path, opts, bank) {
     model_correct: label(p >= 0.5) === truth, source_a: item.source_a || "", source_b: item.source_b || "" };
 }
 
+/* ---------- ELECTRA: replaced-character detection ---------- */
+const MAX_SEED = 4294967295;
+
+/* app/tasks/electra.py generator_fill: each position masked, then one draw from BERT's guess there. */
+async function generatorFill(engine, ids, positions, seed) {
+  const masked = [CLS, ...ids, SEP];
+  for (const p of positions) masked[p + 1] = MASK;
+  const b = await bertRows(engine, [masked]);
+  const v = engine.config("bert").vocab_size;
+  const out = ids.slice();
+  for (const p of positions) {
+    const row = (p + 1) * v;
+    const probs = softmaxRow(b, row + FIRST_CHAR, row + v);
+    const cdf = [];
+    let sum = 0;
+    for (const x of probs) cdf.push((sum += x));
+    const target = uniform(seed, p) * cdf[cdf.length - 1];
+    let k = 0;
+    while (k < cdf.length && cdf[k] <= target) k++; // numpy's searchsorted(side="right")
+    out[p] = FIRST_CHAR + Math.min(k, cdf.length - 1);
+  }
+  return out;
+}
+
+export async function electra(engine, body) {
+  const text = body.text;
+  if (typeof text !== "string" || Array.from(text).length < 1) throw new EngineError("text: String should have at least 1 character", "text");
+  const positionsIn = body.positions === undefined ? [] : body.positions;
+  if (!Array.isArray(positionsIn) || positionsIn.length > 512 || !positionsIn.every(Number.isInteger)) {
+    throw new EngineError("positions: must be a list of at most 512 whole numbers", "positions");
+  }
+  const seed = body.seed === undefined ? 0 : body.seed;
+  if (!(Number.isInteger(seed) && seed >= 0 && seed <= MAX_SEED)) throw new EngineError("seed: must be a whole number from 0 to " + MAX_SEED, "seed");
+  const context = engine.config("electra").context;
+  const chars = Array.from(text);
+  if (chars.length > context - 2) {
+    throw new EngineError("text is " + chars.length + " characters long; ELECTRA reads at most " + (context - 2) +
+      " (its context of " + context + " minus [CLS] and [SEP])", "text");
+  }
+  const bad = positionsIn.find((p) => !(p >= 0 && p < chars.length));
+  if (bad !== undefined) throw new EngineError("position " + bad + " is outside the text (0 to " + (chars.length - 1) + ")", "positions");
+  const [ids, unknown] = engine.vocab.encode(text);
+  const positions = Array.from(new Set(positionsIn)).sort((a, b) => a - b);
+  const shown = positions.length ? await generatorFill(engine, ids, positions, seed) : ids;
+  const seq = [CLS, ...shown, SEP];
+  const out = await engine.run("electra", { input_ids: engine.int64(seq, [1, seq.length]),
+    token_type_ids: engine.int64(new Array(seq.length).fill(0), [1, seq.length]) });
+  const z = out.replaced_logits.data;
+  const filled = new Set(positions);
+  const list = chars.map((ch, i) => ({ char: engine.vocab.token(shown[i]), original: ch, filled: filled.has(i),
+    replaced: shown[i] !== ids[i], p_replaced: 1 / (1 + Math.exp(-z[i + 1])) }));
+  return { chars: list, filled: positions.length, replaced: list.filter((c) => c.replaced).length,
+    flagged: list.filter((c) => c.p_replaced > 0.5).length, correct: list.filter((c) => (c.p_replaced > 0.5) === c.replaced).length,
+    generator: positions.length ? "the set's BERT: one draw from its guess at every masked position" : "none", unknown_chars: unknown };
+}
+
 const banks = new Map(); // quiz URL -> its items (read once per page)
 async function bankOf(manifest) {
   const url = manifest.quiz;
@@ -181,6 +241,7 @@ async function bankOf(manifest) {
 
 export const onDevice = {
   compare: async (body) => compare(await engineFor(body && body.model), body),
+  electra: async (body) => electra(await engineFor(body && body.model), body),
   nsp: async (path, opts) => {
     if (path === "/api/nsp/predict") return nsp(await engineFor(undefined), path, opts, null);
     const bank = await bankOf(await manifestFor(undefined));

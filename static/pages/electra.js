@@ -2,8 +2,11 @@
    character. Two views: the draw above (objectives.js sends its selected positions; the set's BERT,
    as the generator, fills EVERY one of them) and the student's own sentence, judged as typed.
    Requests go through lib/api (the chosen set, the busy retry, latest request wins); the sentence's
-   length limit is the discriminator's own context (its card), less [CLS] and [SEP]. */
-import { api, info, latest } from "../lib/api.js";
+   length limit is the discriminator's own context (its card), less [CLS] and [SEP]. In the static copy
+   the discriminator runs on this device (lib/engine_lessons.js; lib/compute.js). */
+import { info, latest } from "../lib/api.js";
+import { ask, badge, isStatic, warmUp } from "../lib/compute.js";
+import { onDevice } from "../lib/engine_lessons.js";
 import { debounce } from "../lib/dom.js";
 import { pct, visibleChar } from "../lib/text.js";
 
@@ -58,7 +61,7 @@ async function onDraw(detail) {
     return;
   }
   try {
-    const r = await api("/api/objectives/electra", { body: { text: detail.text, positions: detail.positions, seed: detail.seed }, quiet: true });
+    const r = await ask("/api/objectives/electra", { text: detail.text, positions: detail.positions, seed: detail.seed }, onDevice.electra, { quiet: true });
     if (!ticket()) return;
     draw(strip, r);
     say(summary, r, "The generator filled all " + r.filled + " masked positions; " + r.replaced + " of its fills differ from the original " +
@@ -74,7 +77,7 @@ async function onOwn() {
   if (!ticket()) return;
   if (!card) { ownStrip.replaceChildren(); ownSummary.textContent = NONE; return; }
   try {
-    const r = await api("/api/objectives/electra", { body: { text }, quiet: true });
+    const r = await ask("/api/objectives/electra", { text }, onDevice.electra, { quiet: true });
     if (!ticket()) return;
     draw(ownStrip, r);
     say(ownSummary, r, "Your sentence, judged as typed (nothing was filled).");
@@ -110,4 +113,6 @@ discriminator().then((card) => {
   own.maxLength = card.config.context - 2; // [CLS] and [SEP] take two places
   note.textContent = measured(card);
 }).catch(() => {});
+badge(ownSummary); // where the verdicts are computed: this server or this device
+if (isStatic()) warmUp("electra"); // the static copy: the discriminator downloads now (BERT only for a draw)
 onOwn();

@@ -7,6 +7,7 @@ import { el, clear, $, debounce, typingTarget } from "../lib/dom.js";
 import { visibleChar, charName, pct, num, thousands, clamp, len, cut, chars as textChars } from "../lib/text.js";
 import { clearError } from "../lib/errors.js";
 import { api, info, latest } from "../lib/api.js";
+import { isStatic } from "../lib/compute.js";
 import { urlState, isProjector } from "../lib/state.js";
 import { slides } from "../lib/slides.js";
 import { bars, table } from "../lib/charts.js";
@@ -91,8 +92,14 @@ function showCorruption(r) {
     text: v.text, positions: r.selected.map((s) => s.position), seed: v.seed } }));
 }
 
+const NEEDS_SERVER = "This part needs the playground's server (python -m app): this copy has none, so only the ELECTRA strip of your own sentence (part 2) works here.";
+
 async function corrupt() {
   if (!len(v.text)) return;
+  if (isStatic()) { // the corruption draws are the server's (app/tasks/corruption.py)
+    $("#o-summary").textContent = NEEDS_SERVER;
+    return;
+  }
   const current = draws.begin();
   try {
     const r = await api("/api/objectives/corrupt", { body: ({
@@ -113,6 +120,10 @@ function recoveryRows(r) {
 }
 
 async function runRecovery() {
+  if (isStatic()) {
+    $("#o-rec-status").textContent = NEEDS_SERVER;
+    return;
+  }
   $("#o-rec-status").textContent = "Running " + v.draws + " corruptions (" + SCHEME[v.scheme] + ") on held-out text…";
   try {
     const r = await api("/api/objectives/recovery", { body: ({
@@ -128,6 +139,10 @@ async function runRecovery() {
 }
 
 async function runAll() {
+  if (isStatic()) {
+    $("#o-rec-status").textContent = NEEDS_SERVER;
+    return;
+  }
   $("#o-rec-status").textContent = "Running the three corruptions, " + v.draws + " draws each…";
   const rows = [];
   try {

@@ -21,10 +21,15 @@ const { Engine } = await import(path.join(tmp, "engine.js"));
 const manifest = JSON.parse(fs.readFileSync(path.join(modelsDir, "web", "manifest.json")));
 const bytes = {};
 for (const [fam, part] of Object.entries(manifest.models)) bytes[fam] = fs.readFileSync(path.join(modelsDir, "web", part.file));
+if (fs.existsSync(path.join(modelsDir, "electra.onnx"))) { // no web copy of ELECTRA: the static copy makes it
+  bytes.electra = fs.readFileSync(path.join(modelsDir, "electra.onnx"));
+  manifest.models.electra = { config: JSON.parse(fs.readFileSync(path.join(modelsDir, "electra.card.json"))).config };
+}
 const engine = Engine.create(ort, manifest, bytes);
-const { compare, nsp } = await import(path.join(tmp, "engine_lessons.js"));
+const { compare, nsp, electra } = await import(path.join(tmp, "engine_lessons.js"));
 const fn = { "/api/generate": "generate", "/api/next-token": "nextToken", "/api/mask-fill": "maskFill" };
-const lessons = { "/api/compare": (body) => compare(engine, body), "/api/nsp/predict": (body) => nsp(engine, "/api/nsp/predict", { body }) };
+const lessons = { "/api/compare": (body) => compare(engine, body), "/api/nsp/predict": (body) => nsp(engine, "/api/nsp/predict", { body }),
+  "/api/objectives/electra": (body) => electra(engine, body) };
 const out = [];
 for (const [route, body] of JSON.parse(fs.readFileSync(casesFile))) {
   const t0 = performance.now();

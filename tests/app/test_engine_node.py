@@ -54,6 +54,10 @@ LESSONS = [  # on the device in lib/engine_lessons.js; GPT vs BERT: 3 answers, t
     ["/api/nsp/predict", {"a": "To be, or not to be,", "b": "that is the question:"}],
     ["/api/nsp/predict", {"a": "caf\u00e9 \U0001F600", "b": "the king is dead."}],
     ["/api/nsp/predict", {"a": "x" * 200, "b": "y"}],
+    # ELECTRA's discriminator (the shipped set has one; the tiny set refuses naming `model`, as the server does)
+    ["/api/objectives/electra", {"text": "To be, or nat to be, that is the quistion"}],
+    ["/api/objectives/electra", {"text": "To be, or not to be, that is the question", "positions": [3, 9, 9, 20, 33], "seed": 5}],
+    ["/api/objectives/electra", {"text": "abc", "positions": [3]}],
 ]
 
 
@@ -84,6 +88,10 @@ def assert_same(route: str, server: dict, engine: dict) -> None:
             assert close(s["entropy"][key], e["entropy"][key])
     elif route == "/api/compare":
         assert_same_compare(s, e)
+    elif route == "/api/objectives/electra":
+        assert [(c["char"], c["filled"], c["replaced"]) for c in e["chars"]] == [(c["char"], c["filled"], c["replaced"]) for c in s["chars"]]
+        assert all(close(a["p_replaced"], b["p_replaced"]) for a, b in zip(s["chars"], e["chars"], strict=True))
+        assert (e["flagged"], e["correct"], e["replaced"]) == (s["flagged"], s["correct"], s["replaced"])
     elif route == "/api/nsp/predict":
         assert e["prediction"] == s["prediction"] and close(e["p_is_next"], s["p_is_next"])
     else:
@@ -131,7 +139,8 @@ def run_server(set_dir: Path, cases: list, tmp_path: Path) -> list[dict]:
 def check_set(set_dir: Path, tmp_path: Path) -> None:
     cases = CASES + LESSONS
     server, engine = run_server(set_dir, cases, tmp_path), run_engine(set_dir, cases, tmp_path)
-    assert [r["status"] for r in server] == [200] * 11 + [422] * 8 + [200] * 3 + [422] * 3 + [200] * 2 + [422]
+    electra = [200, 200, 422] if (set_dir / "electra.onnx").is_file() else [409, 409, 409]
+    assert [r["status"] for r in server] == [200] * 11 + [422] * 8 + [200] * 3 + [422] * 3 + [200] * 2 + [422] + electra
     for (route, _), s, e in zip(cases, server, engine, strict=True):
         assert_same(route, s, e)
 

@@ -208,3 +208,31 @@ def test_on_a_server_phones_download_models_only_when_the_teacher_says(browser, 
             rec.assert_clean(page)
         finally:
             context.close()
+
+
+def test_the_electra_strip_runs_on_the_device_in_the_shipped_copy(browser, make_page, tmp_path):
+    """Objectives in the shipped set's static copy: ELECTRA judges the student's own sentence on the device
+    with the server's probabilities; the parts that need the server say so (no error box)."""
+    from tests.app.test_engine_node import shipped_web_set
+
+    folder = shipped_web_set(tmp_path)
+    export(tmp_path / "host" / "playground", folder)
+    text = "To be, or nat to be, that is the quistion"
+    with TestClient(create_app(Settings(models_dir=folder, data_dir=tmp_path / "data", instructor_token="t" * 32))) as client:
+        server = client.post("/api/objectives/electra", json={"text": text}).json()
+    with plain_server(tmp_path / "host") as (base, log):
+        context, page, rec = make_page(browser, base, 390, 844)
+        try:
+            page.goto(PREFIX + "objectives/")
+            page.wait_for_function("() => document.querySelector('#o-rtd-own-summary').textContent.includes('flags')", timeout=LOAD_MS)
+            shown = page.eval_on_selector_all("#o-rtd-own-strip .tok-note", "es => es.map((e) => e.textContent)")
+            assert len(shown) == len(server["chars"])
+            assert f"flags {server['flagged']} of" in page.inner_text("#o-rtd-own-summary")
+            assert "needs the playground's server" in page.inner_text("#o-summary")
+            assert page.inner_text("#error-box") == "" and badge(page) == "Computed on your device"
+            assert not [p for p in log if "/gpt." in p or "/bert." in p]  # the discriminator only
+            page.locator("#o-rtd-own").scroll_into_view_if_needed()
+            page.screenshot(path=str(SHOTS / "objectives-electra-390.png"))
+            rec.assert_clean(page)
+        finally:
+            context.close()
