@@ -19,6 +19,8 @@ from .finetune_stats import METHOD, clear, corrected, interval, paired_differenc
 ARM_WORDS = {"full": "the pretrained model fine-tuned (LP-FT)", "scratch": "the same model from scratch",
              "probe": "the linear probe", "ngram": "character n-grams (no pretraining)",
              "readout": "the pretrained model's own head with one threshold"}
+SHORT = {"readout": "the readout", "probe": "the linear probe", "scratch": "the model from scratch",
+         "ngram": "character n-grams"}
 CHOICE_KEYS = ("C", "C_at_edge", "lr", "best_step", "still_improving", "model", "threshold", "stopped")
 
 
@@ -45,8 +47,9 @@ def headline(diffs: dict, keys: list[str], metric: str) -> dict:
              for o, k in pairs if clear(diffs[o][k])]
     arms = sorted({o for o, _ in pairs})
     sizes = [k for k in keys if any(k == kk for _, kk in pairs)]
-    compared = (f"{m} comparisons: the full fine-tune against {len(arms)} arm{'s' * (len(arms) != 1)} "
-                f"({', '.join(arms)}) at {len(sizes)} size{'s' * (len(sizes) != 1)} ({', '.join(sizes)})")
+    names = ", ".join(SHORT.get(a, a) for a in arms)
+    compared = (f"{m} comparisons: the fine-tuned model (LP-FT) against {names} at {len(sizes)} "
+                f"size{'s' * (len(sizes) != 1)} ({', '.join(sizes)})")
     if comps:
         text = f"{compared}; {len(comps)} survive{'s' * (len(comps) == 1)} the correction. " + " ".join(c["text"] for c in comps)
     else:

@@ -37,13 +37,14 @@ export function handoffWords(info) {
   return `Labels: ${list}.`;
 }
 
-/* Rough CPU-seconds per fine-tune (measured on the shipped tasks, docs/finetune.md "Speed"): the trained
+/* Rough CPU-seconds per fine-tune (measured: a 20-line class hand-off, 108 CPU-seconds for the default grid;
+   spaces at 32, docs/finetune.md "Speed"): the trained
    arms grow with the examples they read; the readout, probe and n-grams cost little after their setup. */
-const PER_JOB = { full: (n) => 4 + 0.5 * n, scratch: (n) => 3 + 0.4 * n, probe: () => 0.5, ngram: () => 0.5, readout: () => 0.1 };
+const PER_JOB = { full: (n) => 2 + 0.35 * n, scratch: (n) => 1.5 + 0.28 * n, probe: () => 0.2, ngram: () => 0.3, readout: () => 0.1 };
 const SETUP = 15; // loading the models, the readout's and the probe's one pass over every example
 
 export function estimateSeconds({ lines, kind, arms, sizes, seeds, cores = 2 }) {
-  const chars = kind === "token" ? 1.5 : 1; // a per-character task scores every character: a bit slower
+  const chars = kind === "token" ? 2 : 1; // a per-character task scores every character: slower
   let total = SETUP;
   for (const s of sizes) {
     const n = s === "all" ? lines * 0.7 : Number(s);

@@ -72,7 +72,7 @@ function choiceNotes(detail, arm, key) {
   if (small) notes.push(`smaller model chosen ${small} of ${rows.length}`);
   const edge = rows.filter((r) => r.C_at_edge).length;
   if (edge) notes.push(`C at the grid's edge ${edge} of ${rows.length}`);
-  return notes.length ? " · " + notes.join(" · ") : "";
+  return notes.join(" · ");
 }
 
 /* Did every seed of this arm at this size give one answer to every held-out text? */
@@ -109,7 +109,7 @@ function cellText(detail, arm, key, cell) {
   if (steps && steps[arm] && typeof steps[arm][key] === "number" && (arm === "full" || arm === "scratch")) {
     text += ` · ${steps[arm][key]} steps`;
   }
-  return text + choiceNotes(detail, arm, key);
+  return text;
 }
 
 export function renderTable(detail, numbers, keys) {
@@ -123,7 +123,11 @@ export function renderTable(detail, numbers, keys) {
   const body = el("tbody");
   for (const arm of ARMS.filter((a) => numbers[a])) {
     body.append(el("tr", { "data-arm": arm }, [el("th", { scope: "row", text: ARM_TEXT[arm] }),
-      ...keys.map((k) => el("td", { "data-size": k, text: cellText(detail, arm, k, numbers[arm][k]) }))]));
+      ...keys.map((k) => {
+        const notes = choiceNotes(detail, arm, k);
+        return el("td", { "data-size": k }, [cellText(detail, arm, k, numbers[arm][k]),
+          notes ? el("small", { class: "choice", text: notes }) : null]);
+      })]));
   }
   const major = detail.start && detail.start.majority;
   if (major && detail.by !== "step") {
