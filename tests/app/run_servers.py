@@ -34,9 +34,11 @@ def free_port() -> int:
 
 
 @contextmanager
-def server_process(models_dir: Path, data_dir: Path, log: Path, *args: str, env: dict | None = None):
-    """Yields (url, process). Stops it with SIGKILL at the end if it is still running."""
-    port = free_port()
+def server_process(models_dir: Path, data_dir: Path, log: Path, *args: str, env: dict | None = None,
+                   port: int | None = None):
+    """Yields (url, process) on `port` (a restart on the one before) or a free one. Stops it with
+    SIGKILL at the end if it is still running."""
+    port = port or free_port()
     cmd = [sys.executable, "-m", "app", "--port", str(port), "--models-dir", str(models_dir), "--data-dir",
            str(data_dir), "--instructor-token", TOKEN, "--log-level", "info", *args]
     environ = {**{k: v for k, v in os.environ.items() if not k.startswith("PLAYGROUND_")},

@@ -1,8 +1,12 @@
-"""A lesson rehearsal (issue 25): one whole class in real browsers. A teacher at 1280x720, a
-projector at 1280x720 and three phones at 390x844 go through the join, an NSP item and its reveal,
-Be the BERT, a concept check, label together, the leaderboard, the fine-tune hand-off and the end.
-At each step it checks what a person in the room would: the item's text and the pooled result
-are inside the projector's screen (nothing to scroll); a phone answers without scrolling and does
+"""A lesson rehearsal (issues 25 and 34): one whole class in real browsers against a real
+`python -m app` process. A teacher at 1280x720, a projector at 1280x720 and 1024x768 and three
+phones at 390x844 go through the join, an NSP item and its reveal, Be the BERT, a concept check,
+label together, going back to revealed items (with ← and with the activity buttons: the projector
+keeps the reveal, a late student's answer is refused with 409), the leaderboard, a restart of the
+server (SIGTERM with the phones connected, then the same port again: the phones follow the next
+item and answer it), the fine-tune hand-off and the end. At each step it checks what a person in
+the room would: nothing on the projector scrolls at either size, the item's text and the pooled
+result are inside its screen; a phone answers without scrolling, never scrolls sideways and does
 not jump after a tap; no visible text reads "[object Object]", "undefined", "NaN" or "null".
 Screenshots of every step and screen go to tests/browser/screenshots/rehearsal/ (not committed;
 REHEARSAL_SHOTS=/some/dir puts them elsewhere) for a person to look at."""
@@ -10,26 +14,52 @@ from __future__ import annotations
 
 import os
 import re
+import signal
+from contextlib import ExitStack
 from pathlib import Path
 
 import httpx
 import pytest
 
+from tests.app.run_servers import AUTH, TOKEN, free_port, server_process
 from tests.browser.conftest import new_page
 from tests.browser.stage import box, inside, overflow, phone_page, programmer_words
+from tests.conftest import SHIPPED_MODELS
 
 pytestmark = pytest.mark.browser
-TOKEN = "rehearsal-teacher-token"
-AUTH = {"Authorization": f"Bearer {TOKEN}"}
+PROJECTOR_SIZES = ((1280, 720), (1024, 768))
 LINES = ["What a lovely day in the garden", "I have lost my keys again", "The cake was wonderful",
          "It rained all week and the roof leaks"]
 FOLLOW_MS = 4000
 
 
+class Server:
+    """`python -m app` on the shipped models, on one port for its whole life (a restart comes back
+    on it, as a teacher's laptop would), with the students' address as its --public-url."""
+
+    def __init__(self, data: Path):
+        self.data, self.port, self.stack = data, free_port(), ExitStack()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.start()
+
+    def start(self):
+        self.proc = self.stack.enter_context(server_process(
+            SHIPPED_MODELS, self.data / "data", self.data / "server.log", "--public-url", self.url, port=self.port))[1]
+
+    def sigterm(self) -> int:
+        """SIGTERM, as a teacher's Ctrl-C; fails when it does not end (open event streams once kept it
+        running for ever) instead of hanging the suite."""
+        self.proc.send_signal(signal.SIGTERM)
+        rc = self.proc.wait(timeout=60)
+        self.stack.close()
+        return rc
+
+
 @pytest.fixture(scope="module")
-def class_server(class_app, tmp_path_factory):
-    with class_app(TOKEN, tmp_path_factory.mktemp("data")) as url:
-        yield url
+def class_server(tmp_path_factory):
+    server = Server(tmp_path_factory.mktemp("rehearsal"))
+    yield server
+    server.stack.close()
 
 
 class Room:
@@ -60,7 +90,8 @@ class Room:
         return page
 
     def look(self, name: str) -> None:
-        """Every screen: no programmer's word; a screenshot of what it shows (not the whole page)."""
+        """Every screen: no programmer's word; a screenshot of what it shows (not the whole page), the
+        projector's at both sizes; nothing on the projector scrolls, no phone scrolls sideways."""
         self.step += 1
         screens = [("teacher", self.teacher), ("projector", self.projector)] + \
                   [(f"phone{k + 1}", p) for k, p in enumerate(self.phones)]
@@ -68,15 +99,30 @@ class Room:
             page.screenshot(path=str(self.shots / f"{self.step:02d}-{name}-{who}.png"))
             words = programmer_words(page)
             assert not words, f"{name}: the {who} shows {words}"
+            if who.startswith("phone"):
+                assert overflow(page)["sideways"] <= 0, f"{name}: the {who} scrolls sideways: {overflow(page)}"
+        self.stage_fits(name=name)
 
-    def stage_fits(self, *selectors: str) -> None:
-        """The projector: nothing to scroll, and each of `selectors` inside the screen."""
+    def stage_fits(self, *selectors: str, name: str = "") -> None:
+        """The projector at 1280x720 and at 1024x768: nothing to scroll, and each of `selectors` inside
+        the screen."""
         p = self.projector
-        if overflow(p) != {"down": 0, "sideways": 0}:
-            p.screenshot(path=str(self.shots / f"failed-after-{self.step:02d}-projector.png"), full_page=True)
-        assert overflow(p) == {"down": 0, "sideways": 0}, f"the projector scrolls: {overflow(p)}"
-        for s in selectors:
-            assert inside(p, s), f"{s} is not inside the projector's screen: {box(p, s)}"
+        for width, height in PROJECTOR_SIZES:
+            p.set_viewport_size({"width": width, "height": height})
+            p.wait_for_timeout(100)  # fit.js sizes the slide on the next frame after a resize
+            if name and width != 1280:
+                p.screenshot(path=str(self.shots / f"{self.step:02d}-{name}-projector{width}x{height}.png"))
+            if overflow(p) != {"down": 0, "sideways": 0}:
+                p.screenshot(path=str(self.shots / f"failed-after-{self.step:02d}-projector{width}.png"), full_page=True)
+            assert overflow(p) == {"down": 0, "sideways": 0}, f"the projector scrolls at {width}x{height}: {overflow(p)}"
+            for s in selectors:
+                assert inside(p, s), f"{s} is not inside the projector's {width}x{height} screen: {box(p, s)}"
+        p.set_viewport_size({"width": 1280, "height": 720})
+
+    def forgive_the_restart(self, since: list[int]) -> None:
+        """While the server was down every browser logged its refused connections: those only."""
+        for (rec, _), n in zip(self.recorders, since):
+            rec.console_errors[n:] = [e for e in rec.console_errors[n:] if "ERR_CONNECTION_REFUSED" not in e]
 
     def close(self):
         for rec, page in self.recorders:
@@ -100,7 +146,7 @@ def answer_in_view(phone, selector: str) -> None:
 def test_a_whole_lesson_on_the_projector_the_teacher_page_and_three_phones(browser, class_server, screenshots):
     shots = Path(os.environ.get("REHEARSAL_SHOTS") or screenshots / "rehearsal")
     shots.mkdir(parents=True, exist_ok=True)
-    room = Room(browser, class_server, shots)
+    room = Room(browser, class_server.url, shots)
     try:
         t, pr = room.teacher, room.projector
         # the teacher starts a class with lines to label
@@ -194,7 +240,7 @@ def test_a_whole_lesson_on_the_projector_the_teacher_page_and_three_phones(brows
 
         # concept check: the choices as text everywhere, the why after the reveal
         t.click("#c-pages button[data-page='concept']")
-        first = httpx.get(f"{class_server}/api/sessions/{code}", headers=AUTH).json()["current"]["content"]
+        first = httpx.get(f"{class_server.url}/api/sessions/{code}", headers=AUTH).json()["current"]["content"]
         for phone in room.phones:
             phone.wait_for_selector("#j-item .c-choices button")
             assert phone.locator("#j-item .c-choices button").all_inner_texts()[1].endswith(first["choices"][1])
@@ -211,6 +257,20 @@ def test_a_whole_lesson_on_the_projector_the_teacher_page_and_three_phones(brows
         wait_text(room.phones[1], "#j-status", "Why not: ")
         room.stage_fits("#c-item .c-question", "#c-results .c-answer-rows", "#c-results .c-explain")
         room.look("concept-revealed")
+        # → opens the next question; ← goes back to the revealed one, still revealed everywhere
+        t.keyboard.press("ArrowRight")
+        wait_text(pr, "#c-item-h", "item 2 of")
+        for phone in room.phones:
+            wait_text(phone, "#j-title", "item 2 of")
+        t.keyboard.press("ArrowLeft")
+        wait_text(pr, "#c-item-h", "item 1 of")
+        pr.wait_for_selector("#c-results .c-why")
+        for phone in room.phones:
+            wait_text(phone, "#j-title", "item 1 of")
+            wait_text(phone, "#j-status", "The answer: B\\. ")
+            assert all(b.is_disabled() for b in phone.locator("#j-item .c-choices button").all())
+        room.stage_fits("#c-item .c-question", "#c-results .c-answer-rows", "#c-results .c-explain")
+        room.look("concept-back")
 
         # label together: every line's text with its bars; a tap does not move the phone's page
         t.click("#c-pages button[data-page='label']")
@@ -239,11 +299,33 @@ def test_a_whole_lesson_on_the_projector_the_teacher_page_and_three_phones(brows
             assert len(phone.locator("#j-results .c-label-row").all()) == len(LINES)
         room.look("label-revealed")
 
+        # a late student arrives; the teacher goes back with the activity buttons to revealed items:
+        # the projector keeps each reveal and the late answer is refused (issue 34: it scored)
+        late = httpx.Client(base_url=class_server.url, timeout=30,
+                            transport=httpx.HTTPTransport(local_address="127.0.6.2"))
+        assert late.post(f"/api/sessions/{code}/join", json={"nickname": "Late"}).status_code == 200
+        for page, shown in (("nsp", "BERT says"), ("bert", "of the class got this one")):
+            t.click(f"#c-pages button[data-page='{page}']")
+            wait_text(pr, "#c-results", shown)
+            wait_text(t, "#c-where", "revealed")
+            now = httpx.get(f"{class_server.url}/api/sessions/{code}", headers=AUTH).json()
+            assert now["page"] == page and now["revealed"], now
+            guess = {"nsp": "IsNext", "bert": "be"}[page]
+            refused = late.post(f"/api/sessions/{code}/answers", json={"activity": page, "item": now["item"], "answer": guess})
+            assert refused.status_code == 409 and refused.json()["parameter"] == "item", refused.text
+            for phone in room.phones:
+                wait_text(phone, "#j-status", "The answer")
+            room.stage_fits("#c-item .c-seg", "#c-results")
+            room.look(f"back-to-{page}")
+        assert "Late" in t.text_content("#c-people")
+
         # the leaderboard fits the projector too
         t.click("#c-board")
         pr.wait_for_selector("#c-leaders:not([hidden]) li")
         room.stage_fits("#c-board-h", "#c-leaders")  # a screen of its own, with a heading
         room.look("leaderboard")
+        t.click("#c-board")
+        pr.wait_for_selector("#c-leaders", state="hidden")
 
         # Pause: every phone freezes
         t.keyboard.press("p")
@@ -253,6 +335,24 @@ def test_a_whole_lesson_on_the_projector_the_teacher_page_and_three_phones(brows
         t.keyboard.press("p")
         for phone in room.phones:
             phone.wait_for_selector("#j-paused", state="hidden")
+
+        # the server restarts mid-lesson with every browser connected: SIGTERM ends it (its event streams
+        # closed, not waited for), it comes back on the same port, and the phones follow the teacher on
+        t.click("#c-pages button[data-page='nsp']")
+        wait_text(pr, "#c-item-h", "item 1 of 3")
+        since = [len(rec.console_errors) for rec, _ in room.recorders]
+        assert class_server.sigterm() in (0, -signal.SIGTERM)
+        class_server.start()
+        t.keyboard.press("ArrowRight")
+        wait_text(pr, "#c-item-h", "item 2 of 3", timeout=30000)  # EventSource retries after a few seconds
+        for phone in room.phones:
+            wait_text(phone, "#j-title", "NSP class set · item 2 of 3", timeout=30000)
+            answer_in_view(phone, "#j-item button[data-answer='NotNext']")
+            wait_text(phone, "#j-status", "Answer sent")
+            assert not phone.text_content("#error-box").strip(), phone.text_content("#error-box")
+        wait_text(t, "#c-answered", "^3$")
+        room.forgive_the_restart(since)
+        room.look("after-the-restart")
 
         # the fine-tune hand-off is one click from the teacher's screen; then the end
         assert t.get_attribute("#c-finetune", "href") == f"/finetune?class={code}" and inside(t, "#c-finetune")
