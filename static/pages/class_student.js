@@ -11,6 +11,12 @@ import { $, clear, el } from "../lib/dom.js";
 import { clearError, clearFieldErrors, fieldMessage } from "../lib/errors.js";
 import { setParams } from "../lib/state.js";
 
+/* A Be-the-BERT guess in words: a character left blank is sent as a space, shown here as "_". */
+function bertGuess(guess) {
+  if (!guess.trim()) return "nothing: you left every hidden character blank";
+  return "“" + guess.replaceAll(" ", "_") + "”" + (guess.includes(" ") ? " (_ = left blank)" : "");
+}
+
 let code = (new URLSearchParams(location.search).get("code") || "").toUpperCase();
 let shown = null; // version of the state on screen
 let following = null;
@@ -148,7 +154,7 @@ function render(s) {
       const truthShown = has(cur.truth) ? (cur.activity === "bert" ? "“" + cur.truth + "”" : choiceLabel(cur.activity, cur.content.choices, cur.truth)) : null;
       const right = has(cur.truth) && has(cur.your_answer)
         ? (cur.your_answer === cur.truth ? " You were right." : " You answered " +
-          (cur.activity === "bert" ? "“" + cur.your_answer + "”" : choiceLabel(cur.activity, cur.content.choices, cur.your_answer)) + ".") : "";
+          (cur.activity === "bert" ? bertGuess(cur.your_answer) : choiceLabel(cur.activity, cur.content.choices, cur.your_answer)) + ".") : "";
       status.textContent = (truthShown ? "The answer: " + truthShown + "." : "") + right;
       if (cur.activity === "concept" && has(cur.your_answer) && cur.why && cur.why[Number(cur.your_answer)]) {
         status.append(el("span", { class: "c-why", text: "Why not: " + cur.why[Number(cur.your_answer)] }));

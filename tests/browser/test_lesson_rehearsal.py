@@ -236,6 +236,9 @@ def test_a_whole_lesson_on_the_projector_the_teacher_page_and_three_phones(brows
         assert shares == ["67 % of the class got this one", "33 % of the class got this one"], shares
         assert "33 % of the class got every hidden character right" in pr.text_content("#c-results")
         assert "left blank" in pr.text_content("#c-results")  # the phone that sent nothing
+        wait_text(room.phones[2], "#j-status", "The answer: “be”")
+        said = room.phones[2].text_content("#j-status")  # it says so in words, not as quotes around spaces
+        assert "left" in said and "blank" in said and "“ ”" not in said and "“  ”" not in said, said
         room.look("bert-revealed")
 
         # concept check: the choices as text everywhere, the why after the reveal
