@@ -119,7 +119,7 @@ function show(s) {
   $("#c-room-lock").textContent = s.room_locked ? "Open room" : "Close room";
   if (document.activeElement !== $("#c-places")) $("#c-places").value = s.max_participants;
   const cur = s.current;
-  const where = cur ? (cur.activity === "label" ? (cur.lines || []).length + " lines, all open" : "item " + cur.number + " of " + cur.of) : "";
+  const where = cur ? (cur.activity === "label" ? (cur.lines || []).length + " lines at once" : "item " + cur.number + " of " + cur.of) : "";
   $("#c-where").textContent = s.page_name + (where ? ": " + where : "") +
     (s.paused ? " · paused" : "") + (s.locked ? " · locked" : "") + (s.revealed ? " · revealed" : "") + (s.ended ? " · ended" : "");
   $("#c-item-h").textContent = cur ? s.page_name + (cur.activity === "label" ? "" : " · item " + cur.number + " of " + cur.of) : s.page_name;

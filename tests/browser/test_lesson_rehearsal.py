@@ -300,6 +300,8 @@ def test_a_whole_lesson_on_the_projector_the_teacher_page_and_three_phones(brows
             phone.wait_for_selector("#j-results .c-label-row")
             # every line's counts, not only the first's (issue 34: 0/0 on the others)
             assert len(phone.locator("#j-results .c-label-row").all()) == len(LINES)
+        wait_text(t, "#c-where", "revealed")
+        assert "open" not in t.text_content("#c-where"), t.text_content("#c-where")  # it said "all open · locked"
         room.look("label-revealed")
 
         # a late student arrives; the teacher goes back with the activity buttons to revealed items:
