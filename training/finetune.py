@@ -65,6 +65,8 @@ def add_finetune_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--steps", type=int, default=None, help="train the trained arms exactly N steps (default: the validation slice chooses "
                    "the learning rate and the step)")
     p.add_argument("--threads", type=int, default=1, help="torch threads of the main process")
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
+                   help="where the trained arms (full, scratch) train: auto (default) = a CUDA GPU when PyTorch sees one")
     p.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1),
                    help="processes for the trained arms' fine-tunes (default: 2, or 1 on a 1-core machine)")
     p.add_argument("--out", default=None, help="folder for the exported classifiers and summary.json")
@@ -133,7 +135,10 @@ def run(args) -> dict:
     from .finetune_runner import Lab
     from .finetune_summary import summarize
 
+    from .device import resolve as resolve_device
+
     torch.set_num_threads(max(1, args.threads))
+    device = resolve_device(args.device)  # a DeviceError (a ValueError naming --device) without a GPU
     task = load_task(args.task, args.corpus)
     sizes, arms = parse_sizes(args.sizes), parse_arms(args.arms)
     if args.seeds < 1:
@@ -143,7 +148,7 @@ def run(args) -> dict:
         raise ValueError(f"--task: {problem}")
     if args.snapshots:
         return run_snapshots(args, task, sizes[0])
-    lab = Lab(Path(args.model), task, args.steps, args.threads)
+    lab = Lab(Path(args.model), task, args.steps, args.threads, device)
     sizes, skipped = plan_sizes(sizes, len(task.train), lab.data.min_size())
     for arm in list(arms):
         why = lab.skip_reason(arm)
@@ -157,7 +162,7 @@ def run(args) -> dict:
         lab.prepare_export(Path(args.out))
     emit({"event": "start", "task": task.name, "kind": task.kind, "metric": lab.metric, "labels": task.labels,
           "arms": arms, "sizes": sizes, "seeds": args.seeds, "n_train": len(task.train), "n_test": len(task.test),
-          "jobs": len(arms) * len(sizes) * args.seeds + ("readout" in arms and lab.zero_label()), "how": lab.how(),
+          "device": device, "jobs": len(arms) * len(sizes) * args.seeds + ("readout" in arms and lab.zero_label()), "how": lab.how(),
           "readout": lab.readout_how() if "readout" in arms else None, "skipped": skipped, "notes": notes(task),
           "majority": lab.majority()})
     outcomes, cpu = [], {a: 0.0 for a in arms}
@@ -177,7 +182,7 @@ def run(args) -> dict:
     if trained:
         from . import finetune_pool
 
-        with finetune_pool.pool(min(args.workers, len(trained)), Path(args.model), task, args.steps) as ex:
+        with finetune_pool.pool(min(args.workers, len(trained)), Path(args.model), task, args.steps, device) as ex:
             futures = [finetune_pool.submit(ex, arm, size, seed, export and size == sizes[-1] and seed == 0)
                        for arm, size, seed in trained]
             for job in grid:
@@ -197,7 +202,7 @@ def run(args) -> dict:
         if arm in cpu:
             cpu[arm] += extra
     return {"event": "summary", "task": task.name, **summarize(outcomes, arms, sizes, lab.metric, lab.majority()),
-            "cpu_seconds": {a: round(c, 2) for a, c in cpu.items()}, "majority": lab.majority(), "skipped": skipped,
+            "cpu_seconds": {a: round(c, 2) for a, c in cpu.items()}, "device": device, "majority": lab.majority(), "skipped": skipped,
             "gpt_way": gpt}
 
 

@@ -26,6 +26,7 @@ import torch
 
 from app.contract.task_format import Task
 
+from .device import autocast_args
 from .finetune_model import Batch, Classifier, build_classifier, classification_loss, encode_batch
 from .tokenizer import UNK
 
@@ -46,6 +47,7 @@ class FinetuneConfig:
     max_cap: int = 600
     fixed_steps: int | None = None  # --steps: exactly this many steps, no validation slice
     eval_batch: int = 64
+    device: str = "cpu"  # where the trained arms train (--device; resolved): the model comes back to the CPU after
 
     def eval_every(self, n_fit: int) -> int:
         return max(self.min_eval_every, math.ceil(n_fit / self.batch_size))
@@ -152,16 +154,18 @@ def check(model: Classifier, data: TaskData, rows: list[tuple], cfg: FinetuneCon
     from .finetune_linear import val_score
 
     model.eval()
+    dev = next(model.parameters()).device
     total = n_all = 0.0
     preds, golds = [], []
     for i in range(0, len(rows), cfg.eval_batch):
-        b = data.batch(rows[i:i + cfg.eval_batch])
-        logits = model(b.input_ids, b.token_type_ids)
+        b = data.batch(rows[i:i + cfg.eval_batch]).to(dev)
+        with torch.autocast(**autocast_args(dev.type, "fp32")):
+            logits = model(b.input_ids, b.token_type_ids).float()
         loss = classification_loss(logits, b.labels, weight)
         n = int((b.labels != -100).sum())
         total, n_all = total + float(loss) * n, n_all + n
         keep = b.labels != -100
-        preds.append(logits.argmax(-1)[keep]), golds.append(b.labels[keep])
+        preds.append(logits.argmax(-1)[keep].cpu()), golds.append(b.labels[keep].cpu())
     p, g = torch.cat(preds).numpy(), torch.cat(golds).numpy()
     return val_score(p, g, None if data.kind == "sequence" else data.majority), -total / max(n_all, 1)
 
@@ -169,11 +173,13 @@ def check(model: Classifier, data: TaskData, rows: list[tuple], cfg: FinetuneCon
 def train_arm(model: Classifier, lr: float, data: TaskData, fit: list[int], val: list[int], seed: int,
               cfg: FinetuneConfig) -> dict:
     """Train in place, keep the best check's weights (or train cfg.fixed_steps): {"steps", "best_step",
-    "stopped", "still_improving", "val_score"}."""
+    "stopped", "still_improving", "val_score"}. On a GPU (cfg.device) it trains there and comes back
+    to the CPU, so what follows (answers, export) is the same on every machine."""
+    model.to(cfg.device)
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=cfg.weight_decay)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / cfg.warmup_steps))
-    weight = class_weights(data, fit)
+    weight = class_weights(data, fit).to(cfg.device)
     torch.manual_seed(20_000 + seed)  # dropout
     fixed = cfg.fixed_steps
     cap = fixed if fixed else cfg.cap(len(fit))
@@ -184,8 +190,10 @@ def train_arm(model: Classifier, lr: float, data: TaskData, fit: list[int], val:
     stream = batches(len(fit), cfg.batch_size, seed)
     while step < cap:
         model.train()
-        b = data.batch([data.train[fit[i]] for i in next(stream)])
-        loss = classification_loss(model(b.input_ids, b.token_type_ids), b.labels, weight)
+        b = data.batch([data.train[fit[i]] for i in next(stream)]).to(cfg.device)
+        with torch.autocast(**autocast_args(cfg.device, "fp32")):  # bf16 matmuls on a GPU only
+            logits = model(b.input_ids, b.token_type_ids).float()
+        loss = classification_loss(logits, b.labels, weight)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
@@ -206,7 +214,7 @@ def train_arm(model: Classifier, lr: float, data: TaskData, fit: list[int], val:
         best_step, stopped = step, "fixed steps"
     else:
         model.load_state_dict(best_state)
-    model.eval()
+    model.to("cpu").eval()
     return {"steps": step, "best_step": best_step, "stopped": stopped,
             "still_improving": bool(not fixed and stopped == "cap" and best_step == step),
             "val_score": None if fixed else round(best[0], 4), "val_loss": None if fixed else round(-best[1], 4)}
@@ -222,8 +230,8 @@ def predict(model: Classifier, data: TaskData, rows: list[tuple], cfg: FinetuneC
     model.eval()
     out = []
     for i in range(0, len(rows), cfg.eval_batch):
-        b = data.batch(rows[i:i + cfg.eval_batch])
-        guess = model(b.input_ids, b.token_type_ids).argmax(-1)
+        b = data.batch(rows[i:i + cfg.eval_batch]).to(next(model.parameters()).device)
+        guess = model(b.input_ids, b.token_type_ids).argmax(-1).cpu()
         if data.kind == "sequence":
             out += guess.tolist()
         else:

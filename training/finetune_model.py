@@ -139,6 +139,12 @@ class Batch:
     token_type_ids: torch.Tensor  # (B, T) zeros: one segment
     labels: torch.Tensor          # (B,) or (B, T) with -100 where nothing is asked
 
+    def to(self, device) -> "Batch":
+        """The same batch where the model is (a GPU fine-tune; the CPU keeps it as it is)."""
+        if torch.device(device).type == "cpu":
+            return self
+        return Batch(self.input_ids.to(device), self.token_type_ids.to(device), self.labels.to(device))
+
 
 def encode_batch(texts: list[str], targets: list, kind: str, stoi: dict, unk: int, context: int) -> Batch:
     """targets: label ids (sequence) or per-character label-id lists (token). Texts longer than

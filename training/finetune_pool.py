@@ -13,14 +13,14 @@ from pathlib import Path
 _LAB = None
 
 
-def _start(folder: str, task, steps: int | None) -> None:
+def _start(folder: str, task, steps: int | None, device: str = "cpu") -> None:
     global _LAB
     import torch
 
     from .finetune_runner import Lab
 
     torch.set_num_threads(1)
-    _LAB = Lab(Path(folder), task, steps, 1)
+    _LAB = Lab(Path(folder), task, steps, 1, device)
 
 
 def _job(arm: str, size, seed: int, keep_weights: bool):
@@ -29,9 +29,9 @@ def _job(arm: str, size, seed: int, keep_weights: bool):
     return result, u, state
 
 
-def pool(workers: int, folder: Path, task, steps: int | None) -> ProcessPoolExecutor:
+def pool(workers: int, folder: Path, task, steps: int | None, device: str = "cpu") -> ProcessPoolExecutor:
     return ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=_start,
-                               initargs=(str(folder), task, steps))
+                               initargs=(str(folder), task, steps, device))
 
 
 def submit(executor: ProcessPoolExecutor, arm: str, size, seed: int, keep_weights: bool) -> Future:

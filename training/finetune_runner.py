@@ -30,14 +30,14 @@ WHAT_TRAINS = {"full": "every weight (pretrained start)", "scratch": "every weig
 
 
 class Lab:
-    def __init__(self, folder: Path, task: Task, steps: int | None = None, threads: int = 1):
+    def __init__(self, folder: Path, task: Task, steps: int | None = None, threads: int = 1, device: str = "cpu"):
         self.folder, self.task, self.threads = Path(folder), task, threads
         if not (self.folder / "bert.onnx").exists():
             raise FileNotFoundError(f"--model: {folder} has no bert.onnx")
         self.bert, _ = model_from_onnx(self.folder, "bert")  # weights read back out of bert.onnx, checked
         self.tok = CharTokenizer.load(self.folder / "vocab.json")
         self.data = TaskData(task, self.tok.stoi, self.bert.cfg.context)
-        self.cfg = FinetuneConfig(fixed_steps=steps)
+        self.cfg = FinetuneConfig(fixed_steps=steps, device=device)
         self.metric = "accuracy" if task.kind == "sequence" else "f1"
         self.golds = self.data.test_golds()
         self._probe = self._readout = None

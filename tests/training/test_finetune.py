@@ -190,6 +190,7 @@ def test_a_tiny_grid_end_to_end_through_the_command_line(tiny_models_dir, task_f
     assert start["event"] == "start" and start["kind"] == "sequence" and start["metric"] == "accuracy"
     assert start["labels"] == ["crown", "ghost", "sea"] and start["n_test"] == 9 and start["jobs"] == 16
     assert start["sizes"] == [6, "all"] and start["arms"] == ["full", "probe", "scratch", "ngram"]
+    assert start["device"] in ("cpu", "cuda")  # --device auto, resolved: the run says where it trained
     skipped = {str(s.get("size", s.get("arm"))): s["why"] for s in start["skipped"]}
     assert "at least 6" in skipped["3"] and "more than the 27" in skipped["500"] and "two labels" in skipped["readout"]
     assert "9 test texts only" in start["notes"][0] and start["majority"]["accuracy"] == pytest.approx(1 / 3)
@@ -213,6 +214,7 @@ def test_a_tiny_grid_end_to_end_through_the_command_line(tiny_models_dir, task_f
     assert summary["difference"]["by_size"]["6"]["seeds"] == [0, 1]
     assert set(summary["differences"]) == {"probe", "scratch", "ngram"} and summary["headline"]["text"]
     assert set(summary["cpu_seconds"]) == {"full", "probe", "scratch", "ngram"}
+    assert summary["device"] == start["device"]
     assert json.loads((out / "summary.json").read_text())["results"] == summary["results"]
     for c in classifiers:
         folder = out / c["dir"]
@@ -322,6 +324,11 @@ def test_errors_are_an_event_and_a_nonzero_exit(tiny_models_dir, tmp_path):
     assert rc == 1 and "--sizes" in events[-1]["message"]
     rc, events = run_cli(["--model", str(tmp_path), "--task", "spelling"])
     assert rc == 1 and "bert.onnx" in events[-1]["message"]
+    import torch
+
+    if not torch.cuda.is_available():  # a GPU asked for where there is none: one error naming the option
+        rc, events = run_cli(["--model", str(tiny_models_dir), "--task", "spelling", "--device", "cuda"])
+        assert rc == 1 and events[-1]["event"] == "error" and "--device" in events[-1]["message"]
 
 
 def test_list_and_check_tasks_without_torch(tmp_path):
@@ -339,3 +346,12 @@ def test_list_and_check_tasks_without_torch(tmp_path):
     assert [t["name"] for t in listed] == ["spelling", "backwards", "capitals", "spaces"]
     assert all({"kind", "labels", "n_train", "n_test", "description", "provenance"} <= t.keys() for t in listed)
     assert '"field": "tags"' in proc.stdout
+
+
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU (runs where one is lent)")
+def test_the_trained_arms_fine_tune_on_a_gpu(tiny_models_dir):
+    rc, events = run_cli(["--model", str(tiny_models_dir), "--task", "spelling", "--arms", "full,scratch", "--sizes", "8",
+                          "--seeds", "1", "--steps", "4", "--workers", "1", "--device", "cuda"])
+    assert rc == 0, events[-1]
+    assert events[0]["device"] == "cuda" and events[-1]["device"] == "cuda"
+    assert {e["arm"] for e in events if e["event"] == "result"} == {"full", "scratch"}
