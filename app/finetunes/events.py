@@ -4,18 +4,19 @@ tests all fold the same lines the same way.
 
 Lines (one JSON object each; unknown events and fields are kept, never fatal):
     start       task, kind (sequence|token), metric (accuracy|f1), labels, arms, sizes, seeds, n_train,
-                n_test, jobs, skipped, notes, majority
+                n_test, device, jobs, skipped, notes, majority, readout (how the task is read)
     result      arm, size, seed, score (the metric's value), accuracy, n_test, steps, same_answer,
                 seconds, cpu_seconds (and step, fine-tuning from snapshots)
     classifier  arm, dir (a model-set folder under the job's output), accuracy
     gpt_way     GPT's zero-training answer (scored continuations, with its answer counts)
-    summary     results {arm: {size: {mean, lo, hi, n}}} (bootstrap intervals), difference, differences,
-                headline, same_answer, steps, cpu_seconds, majority, skipped, gpt_way; from snapshots
+    summary     results {arm: {size: {mean, lo, hi, n}}} (Student's t over seeds; "interval" names the
+                method), difference, differences, headline (Bonferroni-corrected claims), same_answer,
+                steps, cpu_seconds, device, majority, skipped, readout, choices, gpt_way; from snapshots
                 also by_step [{model, step, mean, lo, hi, n}] (then the summary here is by step)
     error       message
 
 Until the summary arrives, `so_far` is a quick t-interval over the seeds done, kept inside 0-1 (the
-trainer's summary replaces it with its bootstrap over seeds and held-out examples).
+trainer's summary replaces it with its own, the method named in its "interval").
 """
 from __future__ import annotations
 
@@ -38,7 +39,8 @@ def interval(values: list[float]) -> dict:
     return {"mean": mean, "lo": max(0.0, mean - half), "hi": min(1.0, mean + half), "n": n}
 
 
-FINAL_KEYS = ("metric", "headline", "differences", "same_answer", "steps", "cpu_seconds", "majority", "skipped")
+FINAL_KEYS = ("metric", "headline", "differences", "same_answer", "steps", "cpu_seconds", "majority", "skipped",
+              "interval", "readout", "choices", "device")
 
 
 def size_key(size) -> str:

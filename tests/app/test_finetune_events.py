@@ -163,3 +163,13 @@ def test_the_event_log_folds_each_complete_line_once_as_the_file_grows(tmp_path)
     shown = log.folded(ev.finish)
     assert shown["done"] == shown["total"] == 2 and shown["so_far"]["full"]["8"]["mean"] == pytest.approx(0.6)
     assert log.counts["result"] == 2 and log.new() == [] and log.folded()["done"] == 2
+
+
+def test_the_final_state_keeps_the_interval_method_the_readout_and_the_choices():
+    state = ev.new_state()
+    ev.fold_one(state, {"event": "summary", "results": {}, "interval": "Student's t over 5 seeds, 95 %",
+                        "readout": {"zero_label": {"mean": 0.7}}, "choices": {"full": {"lr": 1e-4}}, "device": "cpu",
+                        "unknown": 1})
+    final = state["final"]
+    assert final["interval"].startswith("Student's t") and final["readout"]["zero_label"]["mean"] == 0.7
+    assert final["choices"]["full"]["lr"] == 1e-4 and final["device"] == "cpu" and "unknown" not in final
