@@ -95,6 +95,7 @@ function stage(s) {
   live.dataset.page = s.page;
   live.classList.toggle("is-revealed", Boolean(s.revealed));
   live.classList.toggle("is-paused", Boolean(s.paused));
+  live.classList.toggle("is-ended", Boolean(s.ended)); // the projector stops inviting students in
 }
 
 function show(s) {

@@ -364,6 +364,8 @@ def test_a_whole_lesson_on_the_projector_the_teacher_page_and_three_phones(brows
         t.click("#c-end")
         for phone in room.phones:
             wait_text(phone, "#j-title", "The session has ended")
+        wait_text(pr, "#c-item-h", "The end")
+        pr.wait_for_function("() => !document.querySelector('.c-join').checkVisibility()")  # no "Join at ... with the code" after the end
         room.look("end")
     finally:
         room.close()
