@@ -73,7 +73,8 @@ export function drawItem(node, current, opts) {
     const line = el("p", { class: "c-seg c-bert-line" });
     c.parts.forEach((part, j) => {
       line.append(part);
-      if (j < c.masks) line.append(el("span", { class: "c-hole", dataset: { mask: String(j) }, text: "▢" }));
+      const shown = current.truth ? current.truth[j] : null; // revealed: the character that was hidden
+      if (j < c.masks) line.append(el("span", { class: shown ? "c-hole is-truth" : "c-hole", dataset: { mask: String(j) }, text: shown || "▢" }));
     });
     node.append(line);
   } else if (current.activity === "label") {

@@ -239,6 +239,8 @@ def test_a_whole_lesson_on_the_projector_the_teacher_page_and_three_phones(brows
         wait_text(room.phones[2], "#j-status", "The answer: “be”")
         said = room.phones[2].text_content("#j-status")  # it says so in words, not as quotes around spaces
         assert "left" in said and "blank" in said and "“ ”" not in said and "“  ”" not in said, said
+        # the sentence itself shows the hidden characters once revealed (it kept the ▢ after the reveal)
+        assert pr.text_content("#c-item .c-bert-line") == "to be or not to be", pr.text_content("#c-item .c-bert-line")
         room.look("bert-revealed")
 
         # concept check: the choices as text everywhere, the why after the reveal
