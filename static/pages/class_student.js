@@ -174,6 +174,9 @@ function render(s) {
   $("#j-title").textContent = title(s, cur, labelled);
   const leaders = clear($("#j-leaders"));
   leaders.hidden = !s.leaders;
+  // shown: on top, under the title (as the projector gives it a screen of its own), not below a long reveal
+  if (s.leaders) $("#j-title").after(leaders.parentElement);
+  else $(".j-stage").append(leaders.parentElement);
   for (const l of s.leaders || []) leaders.append(el("li", { text: l.nickname + ": " + l.score }));
   window.scrollTo(0, y);
 }

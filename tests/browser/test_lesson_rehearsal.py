@@ -330,6 +330,10 @@ def test_a_whole_lesson_on_the_projector_the_teacher_page_and_three_phones(brows
         t.click("#c-board")
         pr.wait_for_selector("#c-leaders:not([hidden]) li")
         room.stage_fits("#c-board-h", "#c-leaders")  # a screen of its own, with a heading
+        for phone in room.phones:  # on a phone: on top, not under a long reveal
+            phone.wait_for_selector("#j-leaders:not([hidden]) li")
+            phone.evaluate("window.scrollTo(0, 0)")
+            assert inside(phone, "#j-leaders li"), f"the leaderboard is below the phone's screen: {box(phone, '#j-leaders')}"
         room.look("leaderboard")
         t.click("#c-board")
         pr.wait_for_selector("#c-leaders", state="hidden")
