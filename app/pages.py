@@ -27,7 +27,7 @@ PAGES = (
     Page("/mask-fill", "mask_fill", "Mask fill", nav="Mask-Fill", on_device=True),
     Page("/generate", "generate", "Generate", nav="Generation", on_device=True),
     Page("/nsp", "nsp", "Next-sentence prediction", nav="NSP Quiz", on_device=True),
-    Page("/attention", "attention", "Attention", nav="The mask"),
+    Page("/attention", "attention", "Attention", nav="The mask", on_device=True),
     Page("/compare", "compare", "GPT vs BERT on the same blank", nav="GPT vs BERT", on_device=True),
     Page("/objectives", "objectives", "What the loss sees: pretraining objectives", nav="Objectives", on_device=True),
     Page("/concepts", "concepts", "Concept check", nav="Concepts"),

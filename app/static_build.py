@@ -172,21 +172,37 @@ def write_all(out: Path, client, settings: Settings, models_dir: Path) -> dict:
     return {"folder": str(out), "set": default, "pages": PAGES, "bytes": size}
 
 
-def electra_copy(models_dir: Path, folder: Path) -> dict | None:
-    """The set's ELECTRA discriminator as a web copy (float32, gzip, named by its hash) written into
-    `folder`, and its manifest entry; None when the set has none. (training/export/web.py writes
-    GPT's and BERT's; the discriminator is only ever read by the static copy.)"""
-    source, card = models_dir / "electra.onnx", models_dir / "electra.card.json"
+# Models only the static copy reads, beside GPT's and BERT's web copies (training/export/web.py):
+# manifest key -> (its file in the set, the card whose config it runs with). The attention page's
+# inspection graphs (training/inspect_export.py) and ELECTRA's discriminator, float32 as served.
+DEVICE_EXTRAS = {"electra": ("electra.onnx", "electra.card.json"),
+                 "gpt_attn": ("gpt.attn.onnx", "gpt.card.json"),
+                 "bert_attn": ("bert.attn.onnx", "bert.card.json")}
+
+
+def extra_copy(models_dir: Path, folder: Path, key: str) -> dict | None:
+    """The set's `key` model (DEVICE_EXTRAS) as a web copy (float32, gzip, named by its hash) written
+    into `folder`, and its manifest entry; None when the set has none. An inspection graph's entry
+    carries the logits difference to the served graph measured when it was exported (inspection.json)."""
+    file, card_name = DEVICE_EXTRAS[key]
+    source, card = models_dir / file, models_dir / card_name
     if not (source.is_file() and card.is_file()):
         return None
     data = source.read_bytes()
     digest = hashlib.sha256(data).hexdigest()
-    name = f"electra.{digest[:16]}.onnx"
+    name = f"{key}.{digest[:16]}.onnx"
     packed = gzip.compress(data, compresslevel=9, mtime=0)
     (folder / (name + ".gz")).write_bytes(packed)
     config = json.loads(card.read_text(encoding="utf-8"))["config"]
-    return {"file": name, "sha256": digest, "bytes": len(data), "gzip_bytes": len(packed), "storage": "fp32",
-            "config": {k: config[k] for k in ("vocab_size", "context", "n_layer", "n_head", "n_embd")}}
+    entry = {"file": name, "sha256": digest, "bytes": len(data), "gzip_bytes": len(packed), "storage": "fp32",
+             "config": {k: config[k] for k in ("vocab_size", "context", "n_layer", "n_head", "n_embd")}}
+    if key.endswith("_attn"):
+        try:
+            parity = json.loads((models_dir / "inspection.json").read_text(encoding="utf-8"))[key[:-5]]["parity"]
+            entry["served_logits_max_abs_diff"] = float(parity["logits"])
+        except (OSError, ValueError, KeyError, TypeError):
+            entry["served_logits_max_abs_diff"] = None  # not recorded: the page says so
+    return entry
 
 
 def write_web(out: Path, client, settings: Settings, models_dir: Path, default: str) -> None:
@@ -206,9 +222,10 @@ def write_web(out: Path, client, settings: Settings, models_dir: Path, default: 
         part.pop("url", None)
         part["packed"] = f"../{default}/{target.name}"
         part["gzip_bytes"] = target.stat().st_size
-    electra = electra_copy(models_dir, sets / default)
-    if electra:  # the Objectives page's ELECTRA strip runs on the device too
-        manifest["models"]["electra"] = {**electra, "packed": f"../{default}/{electra['file']}.gz"}
+    for key in DEVICE_EXTRAS:  # Objectives' ELECTRA strip and the attention page run on the device too
+        extra = extra_copy(models_dir, sets / default, key)
+        if extra:
+            manifest["models"][key] = {**extra, "packed": f"../{default}/{extra['file']}.gz"}
     quiz = models_dir / "nsp_quiz.json"
     if quiz.is_file():  # the NSP quiz's bank (the static copy asks BERT's NSP head on the device)
         shutil.copyfile(quiz, sets / default / "nsp_quiz.json")

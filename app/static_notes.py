@@ -9,8 +9,6 @@ SERVER = ("A <em>server</em> is a program that runs on a computer (the teacher's
           "answers the pages you open.")
 # path -> (the page's title, what it needs and why)
 NEEDS = {
-    "/attention": ("The mask is the worldview", "The attention weights are read from the models by the "
-                   "playground's server; this copy cannot compute them in your browser yet."),
     "/concepts": ("Concept check", "The questions and their explanations are kept and checked by the "
                   "playground's server."),
     "/train": ("Train", "Training a model takes minutes of a computer's full power and a trainer (PyTorch) "
@@ -28,7 +26,7 @@ NEEDS = {
 SELF_HOSTING = "/self-hosting"
 SELF_HOSTING_TITLE = "Run the playground yourself"
 SELF_HOSTING_BODY = f"""
-<p class="lead">This copy of the playground has no server: Generation, Mask-Fill, the NSP Quiz, GPT vs BERT and ELECTRA (on Objectives) run in your browser, and the
+<p class="lead">This copy of the playground has no server: Generation, Mask-Fill, the NSP Quiz, GPT vs BERT, the attention weights (The mask) and ELECTRA (on Objectives) run in your browser, and the
   pages that need a server say so. {SERVER} To get every page, run the playground's server yourself:</p>
 <ol>
   <li>On a computer with Python 3.11 or newer, get the playground's source code (the folder this copy was made

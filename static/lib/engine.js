@@ -8,8 +8,8 @@
                          (Generation's stream); opts.signal: an AbortSignal that stops it.
    nextToken(body)       POST /api/next-token's body -> its answer (the step-by-step walkthrough)
    maskFill(body)        POST /api/mask-fill's body -> {tokens, unknown_chars, masks}
-   ready(model, family)  loads a set's engine and its `family` model ("gpt", "bert"; all when left
-                         out) now, so the device is ready before it is needed; resolves to the
+   ready(model, family)  loads a set's engine and its `family` model ("gpt", "bert", or a list of
+                         them; all when left out) now, so the device is ready before it is needed; resolves to the
                          Engine. body.model / model: a set id, or nothing for the default set.
    plan(model, family)   {bytes, total}: what ready(model, family) would download now (0: all kept)
    onProgress(fn)        fn({got, total, files}) while files download (lib/downloads.js)
@@ -275,7 +275,7 @@ function loadOrt(files) {
 export async function plan(model, family) {
   const manifest = await manifestOf(model || "default");
   const files = [{ url: manifest.engine.fetch, bytes: manifest.engine.fetchBytes }];
-  for (const f of family ? [family] : Object.keys(manifest.models)) {
+  for (const f of family ? [].concat(family) : Object.keys(manifest.models)) {
     const part = manifest.models[f];
     if (part) files.push({ url: part.fetch, bytes: part.fetchBytes });
   }
@@ -305,12 +305,12 @@ function engineOf(model) {
 export async function ready(model, family) {
   const started = performance.now();
   const manifest = await manifestOf(model || "default");
-  for (const f of family ? [family] : Object.keys(manifest.models)) { // the models download beside the engine
+  for (const f of family ? [].concat(family) : Object.keys(manifest.models)) { // the models download beside the engine
     const part = manifest.models[f];
     if (part && !(engines.has(model || "default"))) downloads.prefetch(part.fetch, part.fetchBytes);
   }
   const engine = await engineOf(model);
-  await Promise.all((family ? [family] : Object.keys(engine.manifest.models)).map((f) => engine.load(f)));
+  await Promise.all((family ? [].concat(family) : Object.keys(engine.manifest.models)).map((f) => engine.load(f)));
   if (stats.readyMs === null) stats.readyMs = Math.round(performance.now() - started);
   return engine;
 }

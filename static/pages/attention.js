@@ -2,12 +2,16 @@
    as tables (allowed cells filled and marked ●). Which model uses which comes from the model cards'
    "attention" field (GET /api/models). Below, the real attention weights from POST /api/attention
    for the same text and [PAD] slots, as heatmaps over the same grid, per layer and head or their
-   mean, with a table of the followed row.
+   mean, with a table of the followed row. The device computes them when the server is busy or away,
+   and in the static copy (lib/compute.js, lib/engine_attention.js: the inspection graphs download
+   when this page opens, not before).
    URL: text, row (followed position), pad ([PAD] slots shown), layer, head (-1 = mean), vals. */
 import { el, clear, $, debounce, typingTarget } from "../lib/dom.js";
 import { visibleChar, charName, pct, num, clamp, len, cut } from "../lib/text.js";
 import { clearError, fieldMessage } from "../lib/errors.js";
-import { api, info, latest } from "../lib/api.js";
+import { info, latest } from "../lib/api.js";
+import { ask, badge, isStatic, lastWhere, warmUp } from "../lib/compute.js";
+import { onDevice } from "../lib/engine_attention.js";
 import { urlState, isProjector } from "../lib/state.js";
 import { slides } from "../lib/slides.js";
 import { valueText } from "../lib/chrome.js";
@@ -195,8 +199,12 @@ function draw() {
   heatmap($("#aw-bert"), "BERT · " + which(), b.tokens, bw, (i, j) => b.tokens[j] !== "[PAD]", focus + 1);
   $("#aw-status").textContent = "Live from the selected models, for the text above.";
   const check = clear($("#aw-check-text"));
-  for (const part of withTerms("their logits agree with the served models' logits to " +
-    g.served_logits_max_abs_diff.toExponential(1) + " (GPT) and " + b.served_logits_max_abs_diff.toExponential(1) +
+  const agree = (x) => (typeof x === "number" ? x.toExponential(1) : "(not recorded)");
+  const logits = lastWhere() === "device"
+    ? "when this copy of the playground was made, their logits agreed with the served models' logits to "
+    : "their logits agree with the served models' logits to ";
+  for (const part of withTerms(logits +
+    agree(g.served_logits_max_abs_diff) + " (GPT) and " + agree(b.served_logits_max_abs_diff) +
     " (BERT); every row sums to 1 within " + Math.max(g.row_sum_max_error, b.row_sum_max_error).toExponential(1) +
     "; the largest weight on a blocked cell is " + Math.max(g.blocked_max, b.blocked_max) + ".")) {
     check.append(part);
@@ -233,7 +241,7 @@ async function load() {
   const current = loads.begin();
   const body = { text, pad: Number(padSlider.value) || 0, layer: Math.round(pick.layer), head: Math.round(pick.head) };
   try {
-    const r = await api("/api/attention", { body });
+    const r = await ask("/api/attention", body, onDevice.attention); // the server, or this device
     if (!current()) return;
     clearError();
     data = r;
@@ -272,5 +280,7 @@ document.addEventListener("keydown", (e) => {
   if (e.key === "[" || e.key === "]") step(layerSel, "layer", data.gpt.n_layer, e.key === "]" ? 1 : -1);
   else if (e.key === "-" || e.key === "=") step(headSel, "head", data.gpt.n_head, e.key === "=" ? 1 : -1);
 });
+badge($("#aw-status")); // where the weights are computed: this server or this device
+if (isStatic()) warmUp(["gpt_attn", "bert_attn"]); // the static copy: the inspection graphs download now
 load();
 if (isProjector()) slides(document.querySelectorAll("main > section.panel:has(.grid-2 .grid-scroll, .grid-2 .heat-wrap)")); // one grid pair at a time, ←/→

@@ -166,4 +166,4 @@ info().then((set) => {
   update(true);
 });
 badge($("#c-verdict")); // where the answers are computed: this server or this device
-warmUp(); // GPT and BERT: a static copy loads them now; a server only with --models-on-phones
+warmUp(["gpt", "bert"]); // a static copy loads them now; a server only with --models-on-phones

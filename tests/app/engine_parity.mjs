@@ -8,7 +8,7 @@ import path from "node:path";
 const [staticDir, modelsDir, casesFile, outFile] = process.argv.slice(2);
 const tmp = fs.mkdtempSync("/tmp/engine-node-");
 process.on("exit", () => fs.rmSync(tmp, { recursive: true, force: true }));
-for (const f of ["engine.js", "engine_core.js", "downloads.js", "site.js", "engine_lessons.js"]) fs.copyFileSync(path.join(staticDir, "lib", f), path.join(tmp, f));
+for (const f of ["engine.js", "engine_core.js", "downloads.js", "site.js", "engine_lessons.js", "engine_attention.js"]) fs.copyFileSync(path.join(staticDir, "lib", f), path.join(tmp, f));
 fs.writeFileSync(path.join(tmp, "package.json"), '{"type": "module"}');
 const vendor = path.join(staticDir, "vendor", "onnxruntime-web");
 fs.copyFileSync(path.join(vendor, "ort.wasm.min.js"), path.join(tmp, "ort.mjs"));
@@ -25,11 +25,21 @@ if (fs.existsSync(path.join(modelsDir, "electra.onnx"))) { // no web copy of ELE
   bytes.electra = fs.readFileSync(path.join(modelsDir, "electra.onnx"));
   manifest.models.electra = { config: JSON.parse(fs.readFileSync(path.join(modelsDir, "electra.card.json"))).config };
 }
+const inspection = path.join(modelsDir, "inspection.json");
+for (const family of ["gpt", "bert"]) { // the attention page's inspection graphs, as the static copy ships them
+  const file = path.join(modelsDir, family + ".attn.onnx");
+  if (!fs.existsSync(file)) continue;
+  bytes[family + "_attn"] = fs.readFileSync(file);
+  const recorded = fs.existsSync(inspection) ? JSON.parse(fs.readFileSync(inspection))[family] : null;
+  manifest.models[family + "_attn"] = { config: JSON.parse(fs.readFileSync(path.join(modelsDir, family + ".card.json"))).config,
+    served_logits_max_abs_diff: recorded ? recorded.parity.logits : null };
+}
 const engine = Engine.create(ort, manifest, bytes);
+const { attention } = await import(path.join(tmp, "engine_attention.js"));
 const { compare, nsp, electra } = await import(path.join(tmp, "engine_lessons.js"));
 const fn = { "/api/generate": "generate", "/api/next-token": "nextToken", "/api/mask-fill": "maskFill" };
 const lessons = { "/api/compare": (body) => compare(engine, body), "/api/nsp/predict": (body) => nsp(engine, "/api/nsp/predict", { body }),
-  "/api/objectives/electra": (body) => electra(engine, body) };
+  "/api/objectives/electra": (body) => electra(engine, body), "/api/attention": (body) => attention(engine, body) };
 const out = [];
 for (const [route, body] of JSON.parse(fs.readFileSync(casesFile))) {
   const t0 = performance.now();

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from app.config import REPO, Settings
 from app.main import create_app
 from app.security import CSP
-from app.static_build import NEEDS, ON_DEVICE, PAGES, export
+from app.static_build import DEVICE_EXTRAS, NEEDS, ON_DEVICE, PAGES, export
 
 IMMUTABLE = "public, max-age=31536000, immutable"
 
@@ -151,7 +151,10 @@ def test_export_static_writes_the_pages_engine_and_models(tiny_models_dir, tmp_p
     for fam, part in manifest["models"].items():
         packed = (here / part["packed"]).resolve()
         assert "url" not in part and packed.stat().st_size == part["gzip_bytes"]
-        assert gzip.decompress(packed.read_bytes()) == (tiny_models_dir / "web" / part["file"]).read_bytes()
+        source = tiny_models_dir / (DEVICE_EXTRAS[fam][0] if fam in DEVICE_EXTRAS else f"web/{part['file']}")
+        assert gzip.decompress(packed.read_bytes()) == source.read_bytes()
+    for fam in ("gpt_attn", "bert_attn"):  # the attention page's inspection graphs, with the export's logits check
+        assert 0 <= manifest["models"][fam]["served_logits_max_abs_diff"] <= 1e-3
     assert not [p for p in (out / "web").rglob("*.onnx")]
     # a second export replaces the first; a folder holding something else is refused
     export(out, tiny_models_dir)
@@ -164,7 +167,7 @@ def test_export_static_writes_the_pages_engine_and_models(tiny_models_dir, tmp_p
 
 
 def test_a_first_visit_to_generation_fits_12_mb_on_a_host_without_compression(tmp_path):
-    """The shipped set's static copy: everything but BERT, ELECTRA, the NSP bank and the other pages
+    """The shipped set's static copy: everything but BERT, ELECTRA, the attention graphs, the NSP bank and the other pages
     (an upper bound of what Generation fetches: its page, every script and style, the frozen API, the
     manifest, the engine's and GPT's gzip copies) stays within 12 MB, as the files are on disk."""
     from tests.app.test_engine_node import shipped_web_set
@@ -173,7 +176,8 @@ def test_a_first_visit_to_generation_fits_12_mb_on_a_host_without_compression(tm
     export(out, shipped_web_set(tmp_path))
     manifest = json.loads((out / "web" / "models" / "default" / "manifest.json").read_text())
     here = out / "web" / "models" / "default"
-    not_for_generation = {(here / manifest["models"][f]["packed"]).resolve() for f in ("bert", "electra")}
+    not_for_generation = {(here / manifest["models"][f]["packed"]).resolve() for f in ("bert", "electra", "gpt_attn", "bert_attn")
+                          if f in manifest["models"]}
     not_for_generation.add((here / manifest["quiz"]).resolve())
     not_for_generation |= {p.resolve() for p in out.rglob("index.html") if p.parent.name != "generate"}
     fetched = sum(p.stat().st_size for p in out.rglob("*") if p.is_file() and p.resolve() not in not_for_generation)

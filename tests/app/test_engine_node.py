@@ -59,6 +59,16 @@ LESSONS = [  # on the device in lib/engine_lessons.js; GPT vs BERT: 3 answers, t
     ["/api/objectives/electra", {"text": "To be, or not to be, that is the question", "positions": [3, 9, 9, 20, 33], "seed": 5}],
     ["/api/objectives/electra", {"text": "abc", "positions": [3]}],
 ]
+ATTENTION = [  # the attention page's inspection graphs (lib/engine_attention.js): 4 answers, then 4 refusals
+    ["/api/attention", {"text": "to be or not", "pad": 2}],
+    ["/api/attention", {"text": "caf\u00e9 \U0001F600 the sea!", "pad": 0, "layer": 1, "head": 1}],
+    ["/api/attention", {"text": "ab", "pad": 8, "layer": 0}],
+    ["/api/attention", {"text": "To be, or not to be, that is the question: whe", "head": 0}],
+    ["/api/attention", {"text": ""}],
+    ["/api/attention", {"text": "x" * 49}],
+    ["/api/attention", {"text": "abc", "pad": 9}],
+    ["/api/attention", {"text": "abc", "layer": 63}],
+]
 
 
 def close(a: float, b: float) -> bool:
@@ -92,6 +102,8 @@ def assert_same(route: str, server: dict, engine: dict) -> None:
         assert [(c["char"], c["filled"], c["replaced"]) for c in e["chars"]] == [(c["char"], c["filled"], c["replaced"]) for c in s["chars"]]
         assert all(close(a["p_replaced"], b["p_replaced"]) for a, b in zip(s["chars"], e["chars"], strict=True))
         assert (e["flagged"], e["correct"], e["replaced"]) == (s["flagged"], s["correct"], s["replaced"])
+    elif route == "/api/attention":
+        assert_same_attention(s, e)
     elif route == "/api/nsp/predict":
         assert e["prediction"] == s["prediction"] and close(e["p_is_next"], s["p_is_next"])
     else:
@@ -123,6 +135,22 @@ def assert_same_compare(s: dict, e: dict) -> None:
         assert (a["gpt"] is None or close(a["gpt"], b["gpt"])) and close(a["bert"], b["bert"])
 
 
+def assert_same_attention(s: dict, e: dict) -> None:
+    """The same grids (4 decimals: a weight within 1e-7 of a rounding edge may land one step over) and
+    checks; the inspection graph's logits difference to the served graph is the one measured when the
+    set was exported (the device does not download the served graphs to measure it again)."""
+    for family in ("gpt", "bert"):
+        a, b = s[family], e[family]
+        assert {k: a[k] for k in ("tokens", "n_layer", "n_head", "layer", "head")} == \
+               {k: b[k] for k in ("tokens", "n_layer", "n_head", "layer", "head")}
+        cells = [(x, y) for ra, rb in zip(a["weights"], b["weights"], strict=True) for x, y in zip(ra, rb, strict=True)]
+        assert max(abs(x - y) for x, y in cells) <= 1.0001e-4
+        assert sum(x != y for x, y in cells) <= max(2, len(cells) // 100), "more than 1 % of the cells rounded apart"
+        assert abs(a["row_sum_max_error"] - b["row_sum_max_error"]) <= 1e-5 and b["row_sum_max_error"] <= 1e-5
+        assert abs(a["blocked_max"] - b["blocked_max"]) <= 1e-5
+        assert 0 <= b["served_logits_max_abs_diff"] <= 1e-3 and abs(a["served_logits_max_abs_diff"] - b["served_logits_max_abs_diff"]) <= 1e-4
+
+
 def run_engine(set_dir: Path, cases: list, tmp_path: Path) -> list[dict]:
     (tmp_path / "cases.json").write_text(json.dumps(cases), encoding="utf-8")
     subprocess.run(["nice", "-n", "10", NODE, str(REPO / "tests" / "app" / "engine_parity.mjs"), str(REPO / "static"),
@@ -137,10 +165,11 @@ def run_server(set_dir: Path, cases: list, tmp_path: Path) -> list[dict]:
 
 
 def check_set(set_dir: Path, tmp_path: Path) -> None:
-    cases = CASES + LESSONS
+    cases = CASES + LESSONS + ATTENTION
     server, engine = run_server(set_dir, cases, tmp_path), run_engine(set_dir, cases, tmp_path)
     electra = [200, 200, 422] if (set_dir / "electra.onnx").is_file() else [409, 409, 409]
-    assert [r["status"] for r in server] == [200] * 11 + [422] * 8 + [200] * 3 + [422] * 3 + [200] * 2 + [422] + electra
+    assert [r["status"] for r in server] == ([200] * 11 + [422] * 8 + [200] * 3 + [422] * 3 + [200] * 2 + [422] + electra
+                                             + [200] * 4 + [422] * 4)
     for (route, _), s, e in zip(cases, server, engine, strict=True):
         assert_same(route, s, e)
 

@@ -49,9 +49,9 @@ class Handler(SimpleHTTPRequestHandler):
 
 
 @contextmanager
-def plain_server(root: Path, rate: float = 0):
+def plain_server(root: Path, rate: float = 0, port: int = 0):
     handler = type("H", (Handler,), {"log": [], "rate": rate})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(root)))
+    server = ThreadingHTTPServer(("127.0.0.1", port), functools.partial(handler, directory=str(root)))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -236,3 +236,50 @@ def test_the_electra_strip_runs_on_the_device_in_the_shipped_copy(browser, make_
             rec.assert_clean(page)
         finally:
             context.close()
+
+
+HEAT_CELLS = "es => es.map((e) => e.title)"
+
+
+def shown_weights(page, grid: str) -> list[float]:
+    """The allowed cells of a heatmap, row by row: the percentage in each cell's title."""
+    titles = page.eval_on_selector_all(f"{grid} td:not(.blocked)", HEAT_CELLS)
+    return [0.0 if t.endswith("<0.1 %") else float(re.search(r"([\d.]+) %$", t).group(1)) for t in titles]
+
+
+def test_the_attention_page_runs_on_the_device_in_the_copy(browser, make_page, site, tiny_models_dir, tmp_path):
+    """The mask is the worldview in the static copy under /playground/: the inspection graphs download
+    when the page opens (not with Generation), and the heatmaps show the server's weights."""
+    body = {"text": "the king is dead", "pad": 2, "layer": 1, "head": 0}
+    settings = Settings(models_dir=tiny_models_dir, data_dir=tmp_path / "data", instructor_token="t" * 32)
+    with TestClient(create_app(settings), base_url="http://localhost") as client:
+        server = client.post("/api/attention", json=body).json()
+    with plain_server(site, port=18731) as (base, log):
+        for width, height in ((390, 844), (1280, 720)):
+            context, page, rec = make_page(browser, base, width, height)
+            bad = failed_requests(page)
+            before = len(log)  # this width's fresh browser context keeps nothing from the last
+            try:
+                page.goto(PREFIX + "generate/")
+                page.wait_for_function("() => (document.querySelector('.engine-status')?.textContent || '').includes('on your device now')",
+                                       timeout=LOAD_MS)
+                assert not [p for p in log[before:] if "_attn." in p]  # Generation's visit fetches no attention graph
+                page.goto(PREFIX + "attention/?text=the%20king%20is%20dead&pad=2&layer=1&head=0&row=5")
+                page.wait_for_function("() => document.querySelector('#aw-status').textContent.startsWith('Live')", timeout=LOAD_MS)
+                assert badge(page) == "Computed on your device" and page.inner_text("#error-box") == ""
+                assert not page.locator(".static-note").count()  # the whole page, not the short one
+                for family in ("gpt", "bert"):
+                    tokens, w = server[family]["tokens"], server[family]["weights"]
+                    allowed = [w[i][j] * 100 for i in range(len(tokens)) for j in range(len(tokens))
+                               if (j <= i if family == "gpt" else tokens[j] != "[PAD]")]
+                    shown = shown_weights(page, f"#aw-{family}")
+                    assert len(shown) == len(allowed) and max(abs(a - b) for a, b in zip(shown, allowed)) <= 0.051
+                assert "when this copy of the playground was made" in page.text_content("#aw-check-text")  # in a closed <details>
+                assert [p for p in log[before:] if "/gpt_attn." in p] and [p for p in log[before:] if "/bert_attn." in p]
+                page.screenshot(path=str(SHOTS / f"attention-{width}.png"), full_page=width < 1000)
+                page.locator("#aw-gpt").scroll_into_view_if_needed()  # the weights the device computed
+                page.screenshot(path=str(SHOTS / f"attention-weights-{width}.png"))
+                rec.assert_clean(page)
+                assert not bad, bad
+            finally:
+                context.close()

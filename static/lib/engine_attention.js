@@ -1,0 +1,96 @@
+/* The attention page's answer computed on this device, as the server computes it (POST /api/attention:
+   app/routers/attention.py, app/tasks/attention.py): the inspection graphs (training/inspect_export.py,
+   shipped in the static copy as "gpt_attn" and "bert_attn") give every layer's and head's weights
+   softmax(q k^T / sqrt(hs) + mask); the answer holds the chosen layer and head (or their mean),
+   rounded to 4 decimals, and the checks (rows sum to 1, nothing on a blocked cell).
+   attention(engine, body)   the body of POST /api/attention -> its answer
+   onDevice.attention(body)  the same on this page's engine (lib/engine.js)
+   The server also compares the inspection graph's logits with the served graph's on every request;
+   the device does not download the served graphs for that: it reports the difference measured
+   when the copy was made (the manifest's served_logits_max_abs_diff, from the set's inspection.json). */
+import { CLS, SEP, PAD, EngineError } from "./engine_core.js";
+import { engineFor } from "./engine.js";
+
+// app/schemas/lessons.py
+const MAX_ATTENTION_CHARS = 48;
+const MAX_PAD = 8;
+const MAX_VIEW_INDEX = 63;
+const DECIMALS = 1e4;
+
+function wholeIn(body, name, fallback, low, high) {
+  const x = body[name] === undefined ? fallback : body[name];
+  if (!(Number.isInteger(x) && x >= low && x <= high)) {
+    throw new EngineError(name + ": must be a whole number from " + low + " to " + high, name);
+  }
+  return x;
+}
+
+function check(body) {
+  const text = body.text;
+  if (typeof text !== "string" || Array.from(text).length < 1) throw new EngineError("text: String should have at least 1 character", "text");
+  if (Array.from(text).length > MAX_ATTENTION_CHARS) {
+    throw new EngineError("text: String should have at most " + MAX_ATTENTION_CHARS + " characters", "text");
+  }
+  return { text, pad: wholeIn(body, "pad", 2, 0, MAX_PAD), layer: wholeIn(body, "layer", -1, -1, MAX_VIEW_INDEX),
+    head: wholeIn(body, "head", -1, -1, MAX_VIEW_INDEX) };
+}
+
+/* Every layer's weights of one inspection graph: weights[layer] is a flat (n_head, T, T) array. */
+async function weightsOf(engine, key, ids) {
+  const part = engine.manifest.models[key];
+  if (!part) {
+    throw new EngineError("this copy of the playground has no attention graphs for your device; the playground's server computes them",
+      "model", 503);
+  }
+  const feeds = { input_ids: engine.int64(ids, [1, ids.length]) };
+  if (key === "bert_attn") feeds.token_type_ids = engine.int64(new Array(ids.length).fill(0), [1, ids.length]);
+  const out = await engine.run(key, feeds);
+  return { weights: Array.from({ length: part.config.n_layer }, (_, i) => out["attn_" + i].data), part };
+}
+
+/* app/tasks/attention.py summarise: the chosen (query, key) grid and the checks over every layer and head. */
+function summarise(family, { weights, part }, T, allowed, layer, head) {
+  const nLayer = part.config.n_layer, nHead = part.config.n_head;
+  for (const [name, index, size] of [["layer", layer, nLayer], ["head", head, nHead]]) {
+    if (index >= size) {
+      throw new EngineError(name + " must be -1 (the mean) or below " + size + ", the " + family + " model's n_" + name, name);
+    }
+  }
+  let rowError = 0, blocked = 0;
+  for (const w of weights) {
+    for (let h = 0; h < nHead; h++) {
+      for (let i = 0; i < T; i++) {
+        let sum = 0;
+        for (let j = 0; j < T; j++) {
+          const x = w[(h * T + i) * T + j];
+          if (allowed(i, j)) sum += x;
+          else blocked = Math.max(blocked, x);
+        }
+        rowError = Math.max(rowError, Math.abs(sum - 1));
+      }
+    }
+  }
+  const layers = layer < 0 ? weights : [weights[layer]];
+  const heads = head < 0 ? Array.from({ length: nHead }, (_, h) => h) : [head];
+  const grid = Array.from({ length: T }, (_, i) => Array.from({ length: T }, (_, j) => {
+    let sum = 0;
+    for (const w of layers) for (const h of heads) sum += w[(h * T + i) * T + j];
+    return Math.round((sum / (layers.length * heads.length)) * DECIMALS) / DECIMALS;
+  }));
+  return { n_layer: nLayer, n_head: nHead, layer, head, weights: grid,
+    served_logits_max_abs_diff: part.served_logits_max_abs_diff, row_sum_max_error: rowError, blocked_max: blocked };
+}
+
+export async function attention(engine, body) {
+  const req = check(body);
+  const [ids, unknown] = engine.vocab.encode(req.text);
+  const gpt = summarise("gpt", await weightsOf(engine, "gpt_attn", ids), ids.length, (i, j) => j <= i, req.layer, req.head);
+  const seq = [CLS, ...ids, SEP, ...new Array(req.pad).fill(PAD)];
+  const bert = summarise("bert", await weightsOf(engine, "bert_attn", seq), seq.length, (i, j) => seq[j] !== PAD, req.layer, req.head);
+  return { gpt: Object.assign({ tokens: ids.map((t) => engine.vocab.token(t)) }, gpt),
+    bert: Object.assign({ tokens: seq.map((t) => engine.vocab.token(t)) }, bert), unknown_chars: unknown };
+}
+
+export const onDevice = {
+  attention: async (body) => attention(await engineFor(body && body.model), body),
+};
