@@ -82,7 +82,7 @@ def _json(data: dict) -> str:
 @router.post("/api/sessions", status_code=201, response_model=Created, responses=errs(*BODY, *INSTRUCTOR, 404))
 def create(req: CreateSession, _: Instructor, c: ClassesDep, registry: deps.RegistryDep, settings: deps.SettingsDep):
     """Start a class session (instructor): answers with the join `code` and the address students open."""
-    row = service.create(c.db, registry, req, settings.class_expiry_hours)
+    row = service.create(c.db, registry, req, settings.class_expiry_hours, settings.models_on_phones)
     return {"code": row.code, "display_code": display_code(row.code), "expires_at": row.expires_at.isoformat(),
             "student_url": student_url(settings, row.code)}
 

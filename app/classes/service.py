@@ -110,8 +110,11 @@ def plan_for(req: CreateSession, registry: Registry) -> dict:
     return {"nsp": nsp, "concept": list(dict.fromkeys(concepts)), "labels": labels, "revealed": []}
 
 
-def create(db: Database, registry: Registry, req: CreateSession, default_hours: float) -> ClassSession:
+def create(db: Database, registry: Registry, req: CreateSession, default_hours: float,
+           models_on_phones: bool = False) -> ClassSession:
+    """A new session; `models_on_phones` (the server's --models-on-phones) is its default for the phones."""
     plan = plan_for(req, registry)
+    plan["models_on_phones"] = models_on_phones if req.models_on_phones is None else req.models_on_phones
     now = utcnow()
     for _ in range(20):  # a code already in use: draw another
         try:
@@ -316,6 +319,8 @@ def change(db: Database, registry: Registry, code: str, req: StateChange) -> Non
             plan["paused"] = req.paused
         if req.join_screen is not None:  # J: the projector shows the join screen (code, QR) over the item
             plan["join_screen"] = req.join_screen
+        if req.models_on_phones is not None:  # the phones download the device copies (lib/compute.js)
+            plan["models_on_phones"] = req.models_on_phones
         if req.admit is not None:  # a late student let in by nickname (past the lock, the places, the budget)
             _, key = clean_nickname(req.admit, "admit")
             plan["admit"] = [*[k for k in plan.get("admit", []) if k != key], key][-ADMIT_MAX:]

@@ -57,6 +57,7 @@ def state(db: Database, registry: Registry, code: str, secret: str | None, instr
            "page_name": activities.NAMES[row.page], "item": row.item, "locked": row.locked, "revealed": row.revealed,
            "leaderboard": row.leaderboard, "room_locked": row.joins_locked,
            "max_participants": row.max_participants, "paused": bool((row.plan or {}).get("paused")), "join_screen": bool((row.plan or {}).get("join_screen")),
+           "models_on_phones": bool((row.plan or {}).get("models_on_phones")),
            "ended": row.ended_at is not None, "expires_at": aware(row.expires_at).isoformat(),
            "version": row.version, "joined": len(people), "answered": len(on_item),
            "me": {"id": person.id, "nickname": person.nickname, "rejoin_code": rejoin_code(person.secret_hash)}

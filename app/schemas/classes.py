@@ -36,6 +36,10 @@ class CreateSession(Strict):
         "Hours until the session and its answers expire (omitted = the server's --class-expiry-hours)."))
     max_participants: int = Field(60, ge=1, le=1000, description=(
         "Places for students (a removed nickname frees its place); changeable later with PUT .../state."))
+    models_on_phones: bool | None = Field(None, description=(
+        "The phones in this session download the device copies of the models as they follow the class, so each "
+        "can compute alone when the server is slow or away (omitted = the server's --models-on-phones); "
+        "changeable later with PUT .../state."))
 
     # Lines to label need at least 2 labels to label them with.
     model_config = ConfigDict(json_schema_extra={
@@ -79,6 +83,9 @@ class StateChange(Strict):
     paused: bool | None = Field(None, description="Pause the class: every phone freezes, answers wait.")
     join_screen: bool | None = Field(None, description=(
         "Show the join screen (code, QR code) on the projector over the item (J); a new item hides it."))
+    models_on_phones: bool | None = Field(None, description=(
+        "Models on the phones: each phone in the session downloads the device copies of the models (true), or "
+        "only when the server does not answer (false)."))
 
 
 class NewItem(Strict):
@@ -118,6 +125,8 @@ class SessionState(BaseModel):
     max_participants: int = Field(60, description="Places for students (removed nicknames free theirs).")
     paused: bool = Field(False, description="The teacher paused the class: phones freeze, answers are refused.")
     join_screen: bool = Field(False, description="The projector shows the join screen over the item (J).")
+    models_on_phones: bool = Field(False, description=(
+        "The teacher's models on the phones: the phones download the device copies of the models now."))
     ended: bool
     expires_at: str
     version: int = Field(description="Changes whenever the state changes.")

@@ -20,6 +20,8 @@
                     opened; otherwise the device downloads only when it must step in.
    metered()        true on a connection that counts bytes (save-data, mobile data)
    computeHere(run) run() on the device (no server asked), the badge saying so
+   keepOnDevice(families)  downloads the engine and those models now, once per page: a class
+                    session's phone when the teacher turns on "models on the phones" for it
    While the device downloads, a line at the top of the page says how far ("3.1 MB of 10.5 MB"). */
 import { ApiError, errorOf, models } from "./api.js";
 import { plan, ready, onProgress } from "./engine.js";
@@ -258,6 +260,12 @@ export async function computeHere(run) {
   const data = await run();
   setWhere("device", reasonOf(null));
   return data;
+}
+
+let kept = null;
+export function keepOnDevice(families) {
+  if (!kept) kept = prepare(families).catch(() => { kept = null; }); // a failure: tried again on the next change
+  return kept;
 }
 
 export function warmUp(family) {

@@ -4,12 +4,17 @@
    Inside a session the phone shows the class and nothing else (body.in-class hides the site's
    header and footer; a small "leave" link stays), freezes while the teacher pauses, keeps its
    scroll position when it redraws, and shows the rejoin code that gets the nickname back from
-   another browser (typed into the form's "Joined already?" field). */
+   another browser (typed into the form's "Joined already?" field). When the teacher turns on "models on
+   the phones" for the session, the phone downloads the device copies of GPT and BERT (with a progress
+   line; on mobile data after the student agrees), so each applet can compute here if the server goes. */
 import { api } from "../lib/api.js";
 import { choiceLabel, drawItem, drawLabels, drawPooled, follow, getResults, getState, sessionPath } from "../lib/classroom.js";
 import { $, clear, el } from "../lib/dom.js";
 import { clearError, clearFieldErrors, fieldMessage } from "../lib/errors.js";
 import { setParams } from "../lib/state.js";
+import { keepOnDevice } from "../lib/compute.js";
+
+const DEVICE_MODELS = ["gpt", "bert"]; // what the applets run on a phone (Generation, Mask-Fill, NSP, GPT vs BERT)
 
 /* A Be-the-BERT guess in words: a character left blank is sent as a space, shown here as "_". */
 function bertGuess(guess) {
@@ -114,6 +119,7 @@ function render(s) {
   }
   const y = window.scrollY; // a redraw after each tap must not jump the page back up
   shown = s.version;
+  if (s.models_on_phones && !s.ended) keepOnDevice(DEVICE_MODELS); // the teacher's "models on the phones" (once)
   $("#j-me").textContent = s.me.nickname;
   $("#j-code-shown").textContent = s.display_code;
   $("#j-rejoin-shown").textContent = s.me.rejoin_code ? s.me.rejoin_code.slice(0, 3) + "-" + s.me.rejoin_code.slice(3) : "";

@@ -114,6 +114,8 @@ function show(s) {
   $("#c-remove-silent").textContent = "Remove the silent (" + silent + ")";
   $("#c-admit").title = "Let a late student in by nickname" + ((s.admitted || []).length ? " (waiting: " + s.admitted.join(", ") + ")" : "");
   $("#c-board").setAttribute("aria-pressed", String(s.leaderboard));
+  $("#c-phones").setAttribute("aria-pressed", String(Boolean(s.models_on_phones)));
+  $("#c-phones").textContent = "Models on the phones: " + (s.models_on_phones ? "on" : "off");
   $("#c-pause").setAttribute("aria-pressed", String(Boolean(s.paused)));
   $("#c-pause").firstChild.textContent = s.paused ? "Go on " : "Pause ";
   $("#c-room-lock").setAttribute("aria-pressed", String(Boolean(s.room_locked)));
@@ -212,6 +214,7 @@ $("#c-admit").addEventListener("click", admit);
 $("#c-pause").addEventListener("click", () => put({ paused: !state.paused }));
 $("#c-board").addEventListener("click", () => put({ leaderboard: !state.leaderboard }));
 $("#c-room-lock").addEventListener("click", () => put({ room_locked: !state.room_locked }));
+$("#c-phones").addEventListener("click", () => put({ models_on_phones: !state.models_on_phones }));
 $("#c-places").addEventListener("change", () => {
   const n = Number($("#c-places").value);
   if (Number.isInteger(n) && n >= 1 && n <= 1000) put({ max_participants: n });
