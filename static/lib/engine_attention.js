@@ -39,8 +39,8 @@ function check(body) {
 async function weightsOf(engine, key, ids) {
   const part = engine.manifest.models[key];
   if (!part) {
-    throw new EngineError("this copy of the playground has no attention graphs for your device; the playground's server computes them",
-      "model", 503);
+    throw new EngineError("no copy of the attention graphs is kept for devices here (only the static copy ships them); " +
+      "the playground's server computes the weights", "model", 503);
   }
   const feeds = { input_ids: engine.int64(ids, [1, ids.length]) };
   if (key === "bert_attn") feeds.token_type_ids = engine.int64(new Array(ids.length).fill(0), [1, ids.length]);

@@ -3,12 +3,12 @@
 answers, and the device copies (the engine, GPT, BERT) once the teacher presses the button."""
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import httpx
 import pytest
 
+from tests.browser.test_class_session import teacher_at
 from tests.browser.test_engine import LOAD_MS
 
 pytestmark = pytest.mark.browser
@@ -29,9 +29,7 @@ def test_the_teacher_turns_on_models_on_the_phones_for_the_session(browser, clas
         teacher_ctx, teacher, teacher_rec = make_page(browser, url, 1280, 720)
         phone_ctx, phone, phone_rec = make_page(browser, url, 390, 844)
         try:
-            teacher.goto(f"/login#token={TOKEN}")
-            teacher.wait_for_url(re.compile(r"/train"))
-            teacher.goto(f"/class?code={code}")
+            teacher_at(teacher, code, TOKEN)
             teacher.wait_for_function("() => document.querySelector('#c-phones').textContent.endsWith('off')")
             phone.goto(f"/join?code={code}")
             phone.fill("#j-name", "Ana")

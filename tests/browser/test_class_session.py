@@ -25,6 +25,13 @@ def class_server(class_app, tmp_path_factory):
         yield url
 
 
+def teacher_at(page, code: str, token: str = TOKEN) -> None:
+    """The teacher's page of session `code`, logged in with the instructor token."""
+    page.goto(f"/login#token={token}")
+    page.wait_for_url(re.compile(r"/train"))
+    page.goto(f"/class?code={code}")
+
+
 def followed(page, selector: str, pattern: str) -> float:
     """Seconds until `selector`'s text matches `pattern` (fails after FOLLOW_S)."""
     t0 = time.monotonic()
@@ -159,9 +166,7 @@ def test_label_together_hands_the_pooled_labels_to_the_fine_tune_lab(browser, cl
 
     context, page, rec = make_page(browser, class_server, 1280, 800)
     try:
-        page.goto(f"/login#token={TOKEN}")
-        page.wait_for_url(re.compile(r"/train"))
-        page.goto(f"/class?code={code}")
+        teacher_at(page, code)
         page.wait_for_function("() => document.querySelector('#c-code').textContent.length === 7")
         assert page.get_attribute("#c-finetune", "href") == f"/finetune?class={code}"
         page.click("#c-finetune")
@@ -204,9 +209,7 @@ def test_the_teacher_closes_the_room_sets_the_places_and_removes_the_silent(brow
 
     context, page, rec = make_page(browser, class_server, 1280, 720)
     try:
-        page.goto(f"/login#token={TOKEN}")
-        page.wait_for_url(re.compile(r"/train"))
-        page.goto(f"/class?code={code}")
+        teacher_at(page, code)
         page.wait_for_function("() => document.querySelectorAll('#c-people li').length === 2")
         for sel in ("#c-room-lock", "#c-remove-silent", "#c-places"):  # on the teacher's one screen
             box = page.locator(sel).bounding_box()
