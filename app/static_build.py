@@ -28,7 +28,7 @@ from .config import Settings
 from .pages import PAGES as PAGE_TABLE
 from .routers.device import MANIFEST, WEB_DIR, engine_files, read_manifest
 from .security import CSP
-from .static_notes import NEEDS, SELF_HOSTING, SELF_HOSTING_TITLE, SELF_HOSTING_BODY, needs_server_body
+from .static_notes import NEEDS, SELF_HOSTING, SELF_HOSTING_TITLE, SELF_HOSTING_BODY, WITHOUT_GRAPHS, needs_server_body
 
 ON_DEVICE = [p.path for p in PAGE_TABLE if p.on_device]  # work without a server (app/pages.py)
 PAGES = ON_DEVICE + list(NEEDS) + [SELF_HOSTING]
@@ -136,12 +136,18 @@ def export(out: Path, models_dir: Path) -> dict:
     return written
 
 
+PROBE = "To be, or not to be, that is the question:"  # the export's check of the inspection graphs
+
+
 def write_all(out: Path, client, settings: Settings, models_dir: Path) -> dict:
     home = client.get("/")
     home.raise_for_status()
+    short = dict(NEEDS)
+    if client.post("/api/attention", json={"text": PROBE, "pad": 0}).status_code != 200:
+        short.update(WITHOUT_GRAPHS)  # no inspection graphs the server answers with: none shipped (checked_attention)
     for path in PAGES:
-        if path in NEEDS:
-            html = short_page(home.text, path, *needs_server_body(path))
+        if path in short:
+            html = short_page(home.text, path, *needs_server_body(path, short))
         elif path == SELF_HOSTING:
             html = short_page(home.text, path, SELF_HOSTING_TITLE, SELF_HOSTING_BODY)
         else:
@@ -182,8 +188,7 @@ DEVICE_EXTRAS = {"electra": ("electra.onnx", "electra.card.json"),
 
 def extra_copy(models_dir: Path, folder: Path, key: str) -> dict | None:
     """The set's `key` model (DEVICE_EXTRAS) as a web copy (float32, gzip, named by its hash) written
-    into `folder`, and its manifest entry; None when the set has none. An inspection graph's entry
-    carries the logits difference to the served graph measured when it was exported (inspection.json)."""
+    into `folder`, and its manifest entry; None when the set has none."""
     file, card_name = DEVICE_EXTRAS[key]
     source, card = models_dir / file, models_dir / card_name
     if not (source.is_file() and card.is_file()):
@@ -194,15 +199,23 @@ def extra_copy(models_dir: Path, folder: Path, key: str) -> dict | None:
     packed = gzip.compress(data, compresslevel=9, mtime=0)
     (folder / (name + ".gz")).write_bytes(packed)
     config = json.loads(card.read_text(encoding="utf-8"))["config"]
-    entry = {"file": name, "sha256": digest, "bytes": len(data), "gzip_bytes": len(packed), "storage": "fp32",
-             "config": {k: config[k] for k in ("vocab_size", "context", "n_layer", "n_head", "n_embd")}}
-    if key.endswith("_attn"):
-        try:
-            parity = json.loads((models_dir / "inspection.json").read_text(encoding="utf-8"))[key[:-5]]["parity"]
-            entry["served_logits_max_abs_diff"] = float(parity["logits"])
-        except (OSError, ValueError, KeyError, TypeError):
-            entry["served_logits_max_abs_diff"] = None  # not recorded: the page says so
-    return entry
+    return {"file": name, "sha256": digest, "bytes": len(data), "gzip_bytes": len(packed), "storage": "fp32",
+            "config": {k: config[k] for k in ("vocab_size", "context", "n_layer", "n_head", "n_embd")}}
+
+
+def checked_attention(client, models: dict, folder: Path) -> None:
+    """The server's own check of the inspection graphs, once, on PROBE: each graph's logits against the
+    served graph's (what POST /api/attention measures on every request; the device does not download
+    the served graphs to measure it again) go into its manifest entry. Graphs the server refuses (a
+    stale or foreign export) are not shipped: the copy's attention page then says it needs the server."""
+    r = client.post("/api/attention", json={"text": PROBE, "pad": 0}) if {"gpt_attn", "bert_attn"} <= models.keys() else None
+    if r is None or r.status_code != 200:
+        for key in ("gpt_attn", "bert_attn"):
+            if key in models:
+                (folder / (models.pop(key)["file"] + ".gz")).unlink(missing_ok=True)  # nothing dead in the copy
+        return
+    for family in ("gpt", "bert"):
+        models[family + "_attn"]["served_logits_max_abs_diff"] = r.json()[family]["served_logits_max_abs_diff"]
 
 
 def write_web(out: Path, client, settings: Settings, models_dir: Path, default: str) -> None:
@@ -226,6 +239,7 @@ def write_web(out: Path, client, settings: Settings, models_dir: Path, default: 
         extra = extra_copy(models_dir, sets / default, key)
         if extra:
             manifest["models"][key] = {**extra, "packed": f"../{default}/{extra['file']}.gz"}
+    checked_attention(client, manifest["models"], sets / default)
     quiz = models_dir / "nsp_quiz.json"
     if quiz.is_file():  # the NSP quiz's bank (the static copy asks BERT's NSP head on the device)
         shutil.copyfile(quiz, sets / default / "nsp_quiz.json")

@@ -23,6 +23,10 @@ NEEDS = {
     "/docs": ("API reference", "The API reference describes the playground server's API (how programs ask it "
               "for answers); this copy has no server."),
 }
+# A page that runs on the device, made from a set that cannot run it (app/static_build.py)
+WITHOUT_GRAPHS = {"/attention": ("The mask is the worldview", "This copy was made from a model set without the "
+                                 "attention graphs (a second copy of each model that also reports what each character "
+                                 "looks at), so only the playground's server can show the weights.")}
 SELF_HOSTING = "/self-hosting"
 SELF_HOSTING_TITLE = "Run the playground yourself"
 SELF_HOSTING_BODY = f"""
@@ -39,9 +43,9 @@ SELF_HOSTING_BODY = f"""
 """
 
 
-def needs_server_body(path: str) -> tuple[str, str]:
+def needs_server_body(path: str, needs: dict = NEEDS) -> tuple[str, str]:
     """(title, the <main> content) of the short page that replaces `path` in the static copy."""
-    title, need = NEEDS[path]
+    title, need = needs[path]
     body = (f'\n<p class="lead static-note" role="note">This page needs the playground\'s server, and this copy of '
             f"the playground has none. {html.escape(need, quote=False)}</p>\n<p>{SERVER}</p>\n"
             f'<p><a href="{SELF_HOSTING}">How to run the playground yourself</a>, or try what runs here: '

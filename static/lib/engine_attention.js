@@ -6,8 +6,9 @@
    attention(engine, body)   the body of POST /api/attention -> its answer
    onDevice.attention(body)  the same on this page's engine (lib/engine.js)
    The server also compares the inspection graph's logits with the served graph's on every request;
-   the device does not download the served graphs for that: it reports the difference measured
-   when the copy was made (the manifest's served_logits_max_abs_diff, from the set's inspection.json). */
+   the device does not download the served graphs for that: it reports the difference the server
+   measured on a test sentence when the copy was made (the manifest's served_logits_max_abs_diff,
+   app/static_build.py checked_attention). */
 import { CLS, SEP, PAD, EngineError } from "./engine_core.js";
 import { engineFor } from "./engine.js";
 

@@ -201,7 +201,7 @@ function draw() {
   const check = clear($("#aw-check-text"));
   const agree = (x) => (typeof x === "number" ? x.toExponential(1) : "(not recorded)");
   const logits = lastWhere() === "device"
-    ? "when this copy of the playground was made, their logits agreed with the served models' logits to "
+    ? "when this copy of the playground was made, their logits on a test sentence agreed with the served models' logits to "
     : "their logits agree with the served models' logits to ";
   for (const part of withTerms(logits +
     agree(g.served_logits_max_abs_diff) + " (GPT) and " + agree(b.served_logits_max_abs_diff) +

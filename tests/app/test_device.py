@@ -6,6 +6,7 @@ import gzip
 import hashlib
 import json
 import re
+import shutil
 
 import pytest
 from fastapi.testclient import TestClient
@@ -154,7 +155,7 @@ def test_export_static_writes_the_pages_engine_and_models(tiny_models_dir, tmp_p
         source = tiny_models_dir / (DEVICE_EXTRAS[fam][0] if fam in DEVICE_EXTRAS else f"web/{part['file']}")
         assert gzip.decompress(packed.read_bytes()) == source.read_bytes()
     for fam in ("gpt_attn", "bert_attn"):  # the attention page's inspection graphs, with the export's logits check
-        assert 0 <= manifest["models"][fam]["served_logits_max_abs_diff"] <= 1e-3
+        assert 0 <= manifest["models"][fam]["served_logits_max_abs_diff"] <= 1e-3  # the server measured it
     assert not [p for p in (out / "web").rglob("*.onnx")]
     # a second export replaces the first; a folder holding something else is refused
     export(out, tiny_models_dir)
@@ -183,3 +184,18 @@ def test_a_first_visit_to_generation_fits_12_mb_on_a_host_without_compression(tm
     fetched = sum(p.stat().st_size for p in out.rglob("*") if p.is_file() and p.resolve() not in not_for_generation)
     gpt = manifest["models"]["gpt"]["gzip_bytes"] + manifest["engine"]["wasm_packed_bytes"]
     assert gpt < fetched <= 12_000_000, fetched
+
+
+def test_the_copy_ships_no_attention_graph_the_server_does_not_answer_with(tiny_models_dir, tmp_path):
+    """A set with GPT's inspection graph but not BERT's: the server refuses /api/attention (409 naming
+    `model`), so the export ships neither graph (no dead .gz) and /attention stays the short page."""
+    folder = tmp_path / "set"
+    shutil.copytree(tiny_models_dir, folder)
+    (folder / "bert.attn.onnx").unlink()
+    out = tmp_path / "site"
+    export(out, folder)
+    manifest = json.loads((out / "web" / "models" / "default" / "manifest.json").read_text())
+    assert "gpt_attn" not in manifest["models"] and "bert_attn" not in manifest["models"]
+    assert not list((out / "web").rglob("*_attn.*"))
+    assert {"gpt", "bert"} <= manifest["models"].keys()
+    assert "needs the playground's server" in (out / "attention" / "index.html").read_text()
