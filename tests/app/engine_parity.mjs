@@ -26,7 +26,7 @@ if (fs.existsSync(path.join(modelsDir, "electra.onnx"))) { // no web copy of ELE
   manifest.models.electra = { config: JSON.parse(fs.readFileSync(path.join(modelsDir, "electra.card.json"))).config };
 }
 const inspection = path.join(modelsDir, "inspection.json");
-for (const family of ["gpt", "bert"]) { // the attention page's inspection graphs, as the static copy ships them
+for (const family of ["gpt", "bert"]) { // the attention page's inspection graphs (the static copy ships them; its logits figure is the server's at export, here the set's inspection.json)
   const file = path.join(modelsDir, family + ".attn.onnx");
   if (!fs.existsSync(file)) continue;
   bytes[family + "_attn"] = fs.readFileSync(file);
