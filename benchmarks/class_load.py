@@ -85,7 +85,7 @@ async def _simulate(url: str, token: str, students: int, join_ramp: float, think
     def on_board(k: int):
         def handle(t: float, kind: str, data: dict) -> None:
             if kind == "results":
-                seen[k].append((t, sum(sum(it["counts"].values()) for it in data["items"] if it["activity"] == "nsp")))
+                seen[k].append((t, sum(answered(it) for it in data["items"] if it["activity"] == "nsp")))
         return handle
 
     tasks = [asyncio.create_task(sse(c, sessions + "/events", on_board(k))) for k, c in enumerate(board_clients)]
@@ -182,6 +182,8 @@ async def _simulate(url: str, token: str, students: int, join_ramp: float, think
     while not all(any(n == accepted for _, n in s) for s in seen) and time.monotonic() < board_deadline:
         await asyncio.sleep(0.02)
     final_seen = [min((t for t, n in s if n == accepted), default=None) for s in seen]
+    # The split is the reveal's (before it the pool shows counts answered only): reveal, then read it.
+    await teacher.put(sessions + "/state", json={"revealed": True})
     pooled = (await teacher.get(sessions + "/results")).json()
     finished.set()
     await asyncio.gather(*crowd, return_exceptions=True)
@@ -204,8 +206,13 @@ async def _simulate(url: str, token: str, students: int, join_ramp: float, think
         "follow_p50_s": percentile(follow_s, 50), "follow_max_s": max(follow_s, default=float("nan")),
         "followed": len(follow_s),
         "dashboards_final_s": [None if t is None else t - last_answer for t in final_seen],
-        "results_counts": item["counts"] if item else None,
+        "results_counts": item.get("counts") if item else None,
     }
+
+
+def answered(item: dict) -> int:
+    """How many answered an item: before the reveal the pool carries the count only, after it the split."""
+    return item["answered"] if "answered" in item else sum(item.get("counts", {}).values())
 
 
 def simulate(*args) -> dict:
