@@ -37,7 +37,10 @@ def calibrate_nsp(model, tok, docs, n_pairs: int = 2000, seed: int = CALIBRATION
     margins = nsp_margins(model, batches)
     before_isnext = float((margins > 0).float().mean())
     before_acc = float(((margins <= 0).long() == labels).float().mean())
-    shift = float(margins.median())
+    # Midway between the two middle margins (not on one of them): after the shift is folded into the
+    # bias, float rounding cannot tip a pair that sat exactly on the threshold to the other side.
+    ordered = margins.sort().values
+    shift = float((ordered[(len(ordered) - 1) // 2] + ordered[len(ordered) // 2]) / 2)
     model.nsp_head.bias[0] -= shift
     after = margins - shift
     return {"split": "validation", "pairs": int(len(labels)), "seed": seed, "isnext_bias_shift": round(shift, 6),

@@ -141,6 +141,9 @@ def test_every_reveal_of_every_activity_fits_the_projector_at_both_sizes(browser
             lesson.answer("bert", item, lambda k: "".join("beotn "[(k + j) % 6] for j in range(hidden)) if k < STUDENTS - 2 else None)
             lesson.put(revealed=True)
             wait_text(pr, "#c-results", "of the class got this one")
+            # the projector redraws on the event: wait for this item's boxes, not the last item's reveal
+            pr.wait_for_function("n => document.querySelectorAll('#c-results .c-mask-box').length === n", arg=hidden,
+                                 timeout=15_000)
             assert pr.locator("#c-results .c-mask-box").count() == hidden
             both_sizes(pr, f"bert{hidden}-revealed", shots, "#c-item .c-seg", f"#c-results .c-mask-box:nth-child({hidden}) .bars")
             widths = pr.locator("#c-results .c-mask-box:first-child .bars").first.evaluate(
