@@ -70,7 +70,7 @@ async def tail(path: Path, request: Request, line: Line, status: Callable[[], di
     """`status()` (in a thread): the job as shown, or ApiError once it is gone; a `status` event
     is sent whenever `key(job)` changes."""
     pos, n, last_key, skip = 0, 0, None, last_event_id(request.headers.get("last-event-id", ""))
-    quiet_since = time.monotonic()
+    quiet_since, ended = time.monotonic(), False
     yield f"retry: {RETRY_MS}\n\n".encode()
     while not stopping.is_set():
         data, pos, n, more = await to_thread.run_sync(next_batch, path, pos, n, skip, line)
@@ -78,6 +78,8 @@ async def tail(path: Path, request: Request, line: Line, status: Callable[[], di
             if data:
                 yield data
             continue
+        if ended and not data:  # read after the job had ended: every line it wrote is sent
+            return
         out = [data] if data else []
         try:
             job = await to_thread.run_sync(status)
@@ -93,8 +95,9 @@ async def tail(path: Path, request: Request, line: Line, status: Callable[[], di
         elif time.monotonic() - quiet_since > KEEPALIVE_S:
             yield b": keep-alive\n\n"
             quiet_since = time.monotonic()
-        if job["status"] in TERMINAL and not data:
-            return
+        if job["status"] in TERMINAL:  # one more read: a last line may have landed after this batch
+            ended = True
+            continue
         if await request.is_disconnected():
             return
         await asyncio.sleep(POLL_S)

@@ -32,6 +32,9 @@ FAKE = textwrap.dedent('''
     say(event="result", arm="full", size=8, seed=0, accuracy=0.6, n_test=10, seconds=0.1)
     if mode == "slow":
         time.sleep(60)
+    if mode == "cancelled":  # cancelled the instant its first result is written (as a cancel does it)
+        open(os.path.join(os.path.dirname(out), "cancel-requested"), "w").close()
+        os.kill(os.getpid(), 15)
     if mode == "crash":
         print("Traceback: something broke", file=sys.stderr, flush=True)
         sys.exit(3)
@@ -82,6 +85,20 @@ def wait(ft, job_id, statuses, timeout=60):
     raise AssertionError(ft.get(job_id))
 
 
+def printed(ft, job_id, text, timeout=60):
+    """Wait until the trainer has written a complete line holding `text` to the job's event file."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if any(text in line for line in ft.events_path(job_id).read_text().splitlines(keepends=True)
+                   if line.endswith("\n")):
+                return
+        except OSError:
+            pass
+        time.sleep(0.01)
+    raise AssertionError(ft.get(job_id))
+
+
 def test_a_job_runs_to_its_summary_and_its_classifier_is_served(managers):
     runs, ft, registry = managers
     job = ft.start(SETTINGS, None)
@@ -111,12 +128,25 @@ def test_the_training_slot_is_shared_with_runs(managers):
     with pytest.raises(ApiError) as err:  # a pretraining run is refused while a fine-tune trains
         runs.start(None, None, ["gpt"], 1.0, None, 1)
     assert err.value.status == 409 and job["id"] in err.value.detail and "fine-tune" in err.value.detail
+    # "running" means its trainer was started, not that it has printed anything: on a loaded machine
+    # a cancel sent now stops it before its first result. Cancel the moment that line is in the file
+    # (read raw, so nothing is folded before the cancel).
+    printed(ft, job["id"], '"result"')
     assert ft.cancel_or_delete(job["id"])["status"] == "cancelling"
     done = wait(ft, job["id"], ("cancelled", "failed"))
     assert done["status"] == "cancelled" and done["done"] == 1  # what finished stays
     fd = runs._try_lock()  # the slot is free again
     assert fd is not None
     os.close(fd)
+
+
+def test_a_result_written_the_instant_before_a_cancel_stays(managers):
+    _, ft, _ = managers
+    ft.mode = "cancelled"
+    job = ft.start(SETTINGS, None)
+    done = wait(ft, job["id"], ("cancelled", "failed", "finished"))
+    assert done["status"] == "cancelled" and done["exit_code"] == -15
+    assert done["done"] == 1 and done["results"][0]["accuracy"] == 0.6
 
 
 @pytest.mark.parametrize("mode, says", [("crash", "exited with status 3: Traceback: something broke"),

@@ -1,16 +1,21 @@
 """Issue 24, what a client can do to a fine-tune's public face, against a real server process: close
 its event stream early (40 times), send a Last-Event-ID that is no line number (a superscript two,
 5,000 digits) to fine-tune and run streams; read the public job JSON. No traceback in the log, the
-history served from the start, no server path and no process id in what anyone can read."""
+history served from the start, no server path and no process id in what anyone can read. And the
+tail itself: a line written just before the job ends is still sent."""
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
 import time
 from pathlib import Path
 
 import httpx
 import pytest
 
+from app.finetunes.stream import key, line
+from app.jobs import stream as jobs_stream
 from run_servers import fake_trainer, server_process, write_run
 from tests.conftest import SHIPPED_MODELS
 
@@ -78,3 +83,38 @@ def test_streams_closed_early_or_resumed_from_nonsense_log_no_traceback_and_noth
     assert detail["settings"]["model_dir"] == "models" and detail["settings"]["run_dir"] == f"data/runs/{RUN}"
     text = log.read_text(errors="replace")
     assert "Traceback" not in text and "Exception in ASGI" not in text, text[-3000:]
+
+
+class Client:
+    headers: dict = {}
+
+    async def is_disconnected(self) -> bool:
+        return False
+
+
+def test_a_line_written_just_before_the_job_ends_is_streamed(tmp_path, monkeypatch):
+    """The race a stream had: it read the file (nothing new), then the trainer wrote its last line and
+    ended, then the stream saw the ended status and stopped without sending that line."""
+    monkeypatch.setattr(jobs_stream, "POLL_S", 0.0)
+    events = tmp_path / JOB / "events.jsonl"
+    events.parent.mkdir()
+    events.write_text(json.dumps({"event": "start", "jobs": 2}) + "\n")
+    looks = []
+
+    def status() -> dict:
+        looks.append(1)
+        if len(looks) < 2:
+            return {"status": "running", "done": 0}
+        if len(looks) == 2:  # between the stream's read and this look: the last line, then the end
+            with open(events, "a") as f:
+                f.write(json.dumps({"event": "result", "arm": "full", "size": 8, "seed": 0, "accuracy": 0.6}) + "\n")
+            return {"status": "cancelled", "done": 1}
+        return {"status": "cancelled", "done": 1}
+
+    async def collect() -> bytes:
+        parts = jobs_stream.tail(events, Client(), line, status, key, threading.Event())
+        return b"".join([part async for part in parts])
+
+    sent = asyncio.run(collect()).decode()
+    assert sent.count("event: start") == 1 and sent.count("event: result") == 1
+    assert '"status": "cancelled"' in sent
