@@ -22,6 +22,7 @@ import torch
 
 from .finetune_loop import TaskData
 from .finetune_model import Classifier
+from .finetune_stats import val_score
 
 C_GRID = (0.001, 0.01, 0.1, 1.0, 10.0, 100.0)
 WINDOW = 3
@@ -48,16 +49,6 @@ class ProbeFeatures:
             else:
                 out += [f[j][b.labels[j] != -100].numpy() for j in range(len(f))]
         return out
-
-
-def val_score(pred: np.ndarray, gold: np.ndarray, majority: int | None) -> float:
-    """Accuracy (majority None: a whole-input task) or F1 of every label but the majority one."""
-    if majority is None:
-        return float(np.mean(pred == gold)) if len(gold) else 0.0
-    tp = np.sum((pred == gold) & (gold != majority))
-    fp = np.sum((pred != gold) & (pred != majority))
-    fn = np.sum((pred != gold) & (gold != majority))
-    return float(2 * tp / max(2 * tp + fp + fn, 1))
 
 
 def _fit(X, y, Xv, yv, n_labels: int, seed: int, scale: bool, majority: int | None = None):

@@ -28,6 +28,7 @@ from app.contract.task_format import Task
 
 from .device import autocast_args
 from .finetune_model import Batch, Classifier, build_classifier, classification_loss, encode_batch
+from .finetune_stats import val_score
 from .tokenizer import UNK
 
 
@@ -151,8 +152,6 @@ def class_weights(data: TaskData, rows: list[int]) -> torch.Tensor:
 @torch.no_grad()
 def check(model: Classifier, data: TaskData, rows: list[tuple], cfg: FinetuneConfig, weight=None) -> tuple:
     """(score, -loss) on rows: higher is better on both; the score is F1 of the rarer tags or accuracy."""
-    from .finetune_linear import val_score
-
     model.eval()
     dev = next(model.parameters()).device
     total = n_all = 0.0

@@ -57,6 +57,16 @@ def metric_of(sums: np.ndarray, metric: str) -> np.ndarray:
     return np.where(denom > 0, 2 * sums[..., 2] / np.maximum(denom, 1), 0.0)
 
 
+def val_score(pred: np.ndarray, gold: np.ndarray, majority: int | None) -> float:
+    """Accuracy (majority None: a whole-input task) or F1 of every label but the majority one."""
+    if majority is None:
+        return float(np.mean(pred == gold)) if len(gold) else 0.0
+    tp = np.sum((pred == gold) & (gold != majority))
+    fp = np.sum((pred != gold) & (pred != majority))
+    fn = np.sum((pred != gold) & (gold != majority))
+    return float(2 * tp / max(2 * tp + fp + fn, 1))
+
+
 def score(u: np.ndarray, metric: str) -> float:
     return float(metric_of(u.sum(0), metric))
 
