@@ -4,7 +4,7 @@
     python -m benchmarks.tables recovery     # one table: recovery | models | inspection | masking | finetune | http
     python -m benchmarks.tables --write      # rewrite the blocks in docs/*.md in place
 
-Each table sits in one document (`HOMES`: docs/models.md, docs/finetune.md, docs/serving.md)
+Each table sits in one document (`HOMES`: docs/models.md, docs/training.md, docs/finetune.md, docs/serving.md)
 between `<!-- table:NAME -->` and `<!-- /table -->`; the text between the markers is exactly what
 `render(NAME)` prints (tests/app/test_doc_tables.py compares them).
 After retraining or repackaging `models/`, run `python -m benchmarks.tables --write`.
@@ -16,6 +16,10 @@ After retraining or repackaging `models/`, run `python -m benchmarks.tables --wr
 - masking: masked top-1 of BERTs trained per character, in spans and in whole words, each under
   each corruption, from the stored measurement `benchmarks/masking_recovery.json` (training/recovery.py);
 - finetune: the fine-tune lab's measured figures, from `models/finetune.card.json` (training/finetune_report.py);
+- oldnew: the shipped set against the one it replaced, from the cards and the stored
+  `benchmarks/previous_set.json` (the old cards' figures, read by the same function);
+- presetcheck: `--preset long` run again against the shipped checkpoints, from the stored evaluations
+  `benchmarks/preset_long_check.json`;
 - http: the server's cost per request beyond the model, next to bare FastAPI's, from the stored
   measurement `benchmarks/http_overhead.json` (`python -m benchmarks.http_overhead --json ...`).
 """
@@ -32,7 +36,12 @@ DOCS = ROOT / "docs"
 MODELS = ROOT / "models"
 # The document (under docs/) that holds each table's block.
 HOMES = {"recovery": "models.md", "models": "models.md", "inspection": "models.md", "masking": "models.md",
-         "finetune": "finetune.md", "http": "serving.md"}
+         "finetune": "finetune.md", "http": "serving.md", "oldnew": "models.md", "presetcheck": "training.md"}
+# The figures of the set the shipped one replaced, read from its cards by set_figures() when it was
+# replaced (`python -m benchmarks.tables --save-previous OLD_SET_FOLDER`), with where they came from.
+PREVIOUS = ROOT / "benchmarks" / "previous_set.json"
+# `--preset long` run again to check it reaches the shipped checkpoints (issue 39), with their sources.
+PRESET_CHECK = ROOT / "benchmarks" / "preset_long_check.json"
 
 # The recovery table's settings (the API's defaults, with more draws).
 RECOVERY = {"mask_rate": 0.15, "mean_span": 3.0, "draws": 200, "seed": 0}
@@ -156,6 +165,79 @@ def electra_rows(el: dict) -> list[str]:
     return rows
 
 
+def set_figures(models: Path) -> dict:
+    """The headline figures of a set's cards (validation plays, test plays), for the old-vs-new table."""
+    gpt, bert = read_card(models, "gpt"), read_card(models, "bert")
+    figures = {"gpt_nats": [gpt["evaluation"][s]["nats_per_char"] for s in ("validation", "test")],
+               "bert_top1": [bert["evaluation"][s]["masked_top1"] for s in ("validation", "test")],
+               "bert_nsp": [bert["evaluation"][s]["nsp_accuracy"] for s in ("validation", "test")],
+               "quiz": {k: bert["quiz"][k] for k in ("accuracy", "is_next_said", "items")}}
+    for name, card in (("gpt", gpt), ("bert", bert)):
+        t = card["training"]
+        figures[f"{name}_training"] = {k: t.get(k) for k in ("steps", "batch_size", "tokens", "seconds", "clock", "device",
+                                                             "machine")}
+    if (models / "electra.card.json").is_file():
+        v = read_card(models, "electra")["evaluation"]["validation"]
+        figures["electra"] = {k: v[k] for k in ("auc", "replaced_recall", "original_flagged")}
+    return figures
+
+
+def _run(t: dict) -> str:
+    where = "CPU-minutes" if t.get("clock") == "cpu" else ("GPU-minutes" if t.get("device") == "cuda" else "minutes")
+    return (f"{thousands(t['steps'])} steps of {t['batch_size']} ({t['tokens'] / 1e6:.1f} M tokens), "
+            f"{t['seconds'] / 60:.1f} {where}")
+
+
+def render_oldnew(models: Path = MODELS, previous: Path = PREVIOUS) -> str:
+    stored = json.loads(previous.read_text(encoding="utf-8"))
+    old, new = stored["figures"], set_figures(models)
+
+    def two(f, key, fmt):
+        return " / ".join(fmt(x) for x in f[key])
+
+    def quiz(f):
+        q = f["quiz"]
+        return f"{pct(q['accuracy'])}, says IsNext {q['is_next_said']} of {q['items']}"
+
+    def electra(f):
+        e = f.get("electra")
+        return "–" if not e else f"{e['auc']:.3f} / {pct(e['replaced_recall'])} / {pct(e['original_flagged'])}"
+
+    nats = lambda x: f"{x:.3f}"  # noqa: E731
+    rows = [("GPT", "nats per character", two(old, "gpt_nats", nats), two(new, "gpt_nats", nats), "<= 1.32"),
+            ("BERT", "masked top-1", two(old, "bert_top1", pct), two(new, "bert_top1", pct), ">= 78 %"),
+            ("BERT", "NSP accuracy (threshold calibrated)", two(old, "bert_nsp", pct), two(new, "bert_nsp", pct),
+             ">= 80 %"),
+            ("BERT", "NSP quiz bank", quiz(old), quiz(new), "IsNext 40-60 %"),
+            ("ELECTRA", "AUC / replaced caught / originals flagged (validation)", electra(old), electra(new),
+             ">= 0.90 / >= 50 % / <= 5 %"),
+            ("GPT", "training", _run(old["gpt_training"]), _run(new["gpt_training"]), ""),
+            ("BERT", "training", _run(old["bert_training"]), _run(new["bert_training"]), "")]
+    lines = [f"The shipped set against the one it replaced ({stored['source']}); validation plays / test plays:",
+             "", "| model | figure | previous set | this set | goal |", "|---|---|---|---|---|"]
+    lines += [f"| {' | '.join(r)} |" for r in rows]
+    return "\n".join(lines)
+
+
+def render_presetcheck(models: Path = MODELS, stored: Path = PRESET_CHECK) -> str:
+    check = json.loads(stored.read_text(encoding="utf-8"))
+
+    def row(label: str, runs: dict) -> str:
+        g, b = runs["gpt"], runs["bert"]
+        cells = [" / ".join(f"{g[s]['nats_per_char']:.3f}" for s in ("validation", "test")),
+                 " / ".join(f"{b[s]['masked_top1']:.3f}" for s in ("validation", "test")),
+                 " / ".join(f"{b[s]['nsp_accuracy']:.4g}" for s in ("validation", "test"))]
+        return f"| {label} | " + " | ".join(cells) + " |"
+
+    return "\n".join([
+        "Validation plays / test plays, this project's evaluator (`python -m training evaluate`, NSP before "
+        "the calibration `package` adds):", "",
+        "| run | GPT nats/char | BERT masked top-1 | BERT NSP |", "|---|---|---|---|",
+        row("shipped checkpoints", check["shipped_checkpoints"]["runs"]),
+        row("`--preset long` now, run again (session 7, one H200)", check["runs"]),
+        row("`--preset long` before (cosine to 0.1, BERT dropout 0.1; issue 39's figures)", check["before"]["runs"])])
+
+
 def render_inspection(models: Path = MODELS) -> str:
     info = json.loads((models / "inspection.json").read_text(encoding="utf-8"))
     g, b = info["gpt"], info["bert"]
@@ -199,7 +281,8 @@ def render_http(models: Path = MODELS) -> str:
 
 
 TABLES = {"recovery": render_recovery, "models": render_models, "inspection": render_inspection,
-          "masking": render_masking, "finetune": render_finetune, "http": render_http}
+          "masking": render_masking, "finetune": render_finetune, "http": render_http, "oldnew": render_oldnew,
+          "presetcheck": render_presetcheck}
 
 
 # ---- the documents' blocks ----
@@ -245,7 +328,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--models", type=Path, default=MODELS, help="the model set folder (default: models/)")
     ap.add_argument("--write", action="store_true", help="replace the blocks in their documents")
     ap.add_argument("--docs", type=Path, default=DOCS, help="the folder of the documents (default: docs/)")
+    ap.add_argument("--save-previous", type=Path, metavar="OLD_SET", default=None,
+                    help="store OLD_SET's figures as the previous set (benchmarks/previous_set.json) before a new set "
+                         "replaces it; --source says where the folder came from")
+    ap.add_argument("--source", default="", help="with --save-previous: e.g. 'the shipped set at commit 365bb1c'")
     args = ap.parse_args(argv)
+    if args.save_previous is not None:
+        if not args.source:
+            ap.error("--save-previous needs --source (where the old set came from)")
+        PREVIOUS.write_text(json.dumps({"source": args.source, "figures": set_figures(args.save_previous)}, indent=1)
+                            + "\n", encoding="utf-8")
+        print(f"wrote {PREVIOUS.relative_to(ROOT)}")
+        return 0
     unknown = [n for n in args.names if n not in TABLES]
     if unknown:
         ap.error(f"unknown table {unknown[0]!r}: choose from {', '.join(TABLES)}")

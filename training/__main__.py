@@ -32,7 +32,7 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
                    help="what --minutes counts: wall-clock time, or this process's CPU time (a shared machine does not shrink it)")
     p.add_argument("--preset", default=None, help="budget preset (%s): size and schedule for a wall-clock budget; "
                    "--minutes alone picks the nearest; long: the shipped size to its ceiling by steps (~10 minutes "
-                   "on a GPU, about a day on a CPU core); flags you give win" % ", ".join(preset_names()))
+                   "on a GPU, many hours on a CPU: it says how long here before it starts); flags you give win" % ", ".join(preset_names()))
     p.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
                    help="bf16 = mixed precision matmuls (faster on CPUs with AVX512-BF16 or AMX)")
     p.add_argument("--compile", action="store_true", help="torch.compile the model (needs a C++ compiler; pays off on long runs)")
@@ -43,6 +43,7 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--init-from", default=None,
                    help="ELECTRA: start the discriminator's encoder from a BERT checkpoint of the same size")
     p.add_argument("--resume", default=None, help="checkpoint to continue from (its settings win, but --steps/--minutes extend)")
+    p.add_argument("--yes", action="store_true", help="--preset long: start even if the measured estimate is over an hour")
 
 
 def add_device_arg(p: argparse.ArgumentParser) -> None:
@@ -53,7 +54,7 @@ def add_device_arg(p: argparse.ArgumentParser) -> None:
 
 def cmd_train(args) -> None:
     from .device import DeviceError
-    from .presets import with_preset
+    from .presets import LONG_RUNS, with_preset
     from .train import TrainConfig, Trainer
 
     names = {f.name for f in fields(TrainConfig)}
@@ -68,6 +69,10 @@ def cmd_train(args) -> None:
             trainer = Trainer(TrainConfig(**with_preset(values, args.preset)))
     except DeviceError as e:
         raise SystemExit(f"python -m training train: {e}") from None
+    if args.preset in LONG_RUNS and not args.resume:  # the same steps on any machine: say how long here first
+        from .estimate import check_run_length
+
+        check_run_length(trainer, args.yes, ask=input if sys.stdin.isatty() and sys.stderr.isatty() else None)
     trainer.fit()
 
 
@@ -83,7 +88,9 @@ def cmd_export(args) -> None:
 
 def cmd_package(args) -> None:
     from .package import package
-    print(json.dumps(package(args.gpt or None, args.bert or None, args.out, electra_ckpt=args.electra), indent=1))
+    provenance = json.loads(Path(args.provenance).read_text(encoding="utf-8")) if args.provenance else None
+    print(json.dumps(package(args.gpt or None, args.bert or None, args.out, electra_ckpt=args.electra,
+                             provenance=provenance), indent=1))
 
 
 def cmd_quiz(args) -> None:
@@ -117,6 +124,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--bert", default="runs/bert/ckpt.pt")
     p.add_argument("--electra", default=None, help="an ELECTRA checkpoint (its discriminator becomes electra.onnx)")
     p.add_argument("--out", default="models")
+    p.add_argument("--provenance", default=None, help="a JSON file {family: {source, command, ...}}: where each "
+                   "checkpoint came from, copied into its card (the shipped set's: docs/shipped-set.json)")
     p = sub.add_parser("quiz", help="rebuild the NSP quiz bank of a model set from bert.onnx and score BERT on it")
     p.add_argument("--models", default="models", help="model set folder (bert.onnx, vocab.json, bert.card.json)")
     p.add_argument("--corpus", default=None, help="the corpus BERT was trained on (default: the shipped one)")

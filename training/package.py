@@ -29,10 +29,12 @@ def corpus_info(corpus: str) -> dict:
 
 def package(gpt_ckpt: str | None, bert_ckpt: str | None, out_dir: str | Path = "models", eval_split: str = "test",
             eval_pairs: int = 2000, eval_chars: int = 400_000, quiz_items: int = 200, quiz_seed: int = 7,
-            electra_ckpt: str | None = None) -> dict:
+            electra_ckpt: str | None = None, provenance: dict | None = None) -> dict:
     """Each checkpoint is read once; the loaded model goes to export, evaluation and the card, all
     written by the one model-set writer (training/export/model_set.py). A checkpoint left out
-    (None) leaves that family's files as they are."""
+    (None) leaves that family's files as they are. provenance: {family: {...}}, what a checkpoint
+    cannot say of itself (where it came from, the command that made it, its wall clock), copied
+    into that family's card as "provenance" (`--provenance FILE`, e.g. docs/shipped-set.json)."""
     from .train import load_checkpoint
 
     out_dir = Path(out_dir)
@@ -57,6 +59,8 @@ def package(gpt_ckpt: str | None, bert_ckpt: str | None, out_dir: str | Path = "
                             state["history"], corpus_info(corpus), evaluation)}
         if calibration is not None:
             cards[name]["nsp_calibration"] = calibration
+        if (provenance or {}).get(name):
+            cards[name]["provenance"] = provenance[name]
         write_model_files(out_dir, {name: model}, cards, tok.to_json(), {})
         summary[name] = {"parity_max_abs_diff": cards[name]["onnx"]["parity_max_abs_diff"], "evaluation": evaluation}
     bert = [state for name, _, _, state in loaded if family(name).uses_nsp]

@@ -24,7 +24,7 @@ import torch
 from tqdm import tqdm
 
 from .data import encode_documents, load_corpus
-from .device import autocast_args, to_device
+from .device import autocast_args, precision_that_runs, to_device
 from .device import describe as describe_device
 from .device import resolve as resolve_device
 from .families import family
@@ -79,6 +79,7 @@ class Trainer:
             if given == "" or (not isinstance(given, str) and (given < 0 or (key == "lr" and given == 0))):
                 setattr(cfg, key, value)
         cfg.device = resolve_device(cfg.device)  # "auto" becomes what ran: the checkpoint and card say it
+        cfg.precision = precision_that_runs(cfg.device, cfg.precision)  # bf16 autocast on CUDA: say so
         if cfg.device != "cpu":  # the card's "machine": the GPU's name, recorded where it ran
             cfg.extra = {**cfg.extra, "device_name": describe_device(cfg.device)}
         self.cfg = cfg

@@ -91,7 +91,9 @@ function measured(card) {
   const ev = card.evaluation && (card.evaluation.validation || card.evaluation.test);
   if (!ev || ev.replaced_recall === undefined) return "";
   const t = card.training || {};
-  const budget = t.seconds ? " after " + Math.round(t.seconds / 60) + " minutes of training (" + t.steps + " steps)" : "";
+  const where = t.device === "cuda" ? " on a graphics card (a GPU: a chip that does thousands of sums at once)" : "";
+  const budget = t.seconds ? " after " + Math.max(1, Math.round(t.seconds / 60)) + " minutes of training" + where + " (" +
+    t.steps + " steps)" : "";
   const start = t.init_from ? " (its reading part started from a trained BERT)" : "";
   const flagged = ev.original_flagged !== undefined ? ", wrongly flags " + pct(ev.original_flagged, 1) + " of the untouched ones" : "";
   const base = "Measured on held-out plays" + budget + start + ", with its own small generator filling 15 % of the characters: it catches " +

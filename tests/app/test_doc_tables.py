@@ -20,7 +20,7 @@ SHIPPED = REPO / "models"
 DOCS = REPO / "docs"
 # Where each table lives; `python -m benchmarks.tables` with no name prints every one of them.
 HOMES = {"recovery": "models.md", "models": "models.md", "inspection": "models.md", "masking": "models.md",
-         "finetune": "finetune.md", "http": "serving.md"}
+         "finetune": "finetune.md", "http": "serving.md", "oldnew": "models.md", "presetcheck": "training.md"}
 BLOCK = r"<!-- table:{} -->\n(.*?)\n<!-- /table -->"
 
 

@@ -66,6 +66,18 @@ def test_the_checkpoint_and_the_card_say_where_it_trained(tiny_corpus, tmp_path)
     assert card(old, state["model_config"], t.model, 0, 0.0, [], {}, {})["training"]["device"] == "cpu"
 
 
+def test_the_precision_recorded_is_the_one_that_ran(tiny_corpus, tmp_path):
+    assert device.precision_that_runs("cuda", "fp32") == "bf16"  # autocast is always on on CUDA
+    assert device.precision_that_runs("cpu", "fp32") == "fp32"
+    assert device.precision_that_runs("cpu", "bf16") == "bf16"
+    t = Trainer(tiny(tiny_corpus, tmp_path, device="cpu", precision="fp32"))
+    assert t.cfg.precision == "fp32"
+    # a GPU checkpoint written before the record was fixed says fp32; its card says what ran
+    gpu = {**t.cfg.__dict__, "device": "cuda", "precision": "fp32", "extra": {"device_name": "cuda (NVIDIA H200)"}}
+    made = card(gpu, t.model_cfg.to_dict(), t.model, 0, 0.0, [], {}, {})["training"]
+    assert made["precision"] == "bf16" and made["machine"] == "cuda (NVIDIA H200)"
+
+
 def test_same_seed_same_device_same_model_on_the_cpu(tiny_corpus, tmp_path):
     a = Trainer(tiny(tiny_corpus, tmp_path / "a", device="cpu", dropout=0.1))
     a.fit(log=io.StringIO())
@@ -106,6 +118,7 @@ def test_cuda_trains_and_its_checkpoint_opens_on_the_cpu(tiny_corpus, tmp_path, 
     assert t.history[-1]["val_loss"] < before - 0.2
     name, model, _, state = load_checkpoint(tmp_path / "a" / "ckpt.pt")
     assert state["train_config"]["device"] == "cuda" and next(model.parameters()).device.type == "cpu"
+    assert state["train_config"]["precision"] == "bf16"  # what ran under autocast, not the fp32 default
     again = Trainer(tiny(tiny_corpus, tmp_path / "b", family=family, device="cuda", steps=40, eval_interval=20))
     again.fit(log=io.StringIO())
     for (key, p), q in zip(t.model.state_dict().items(), again.model.state_dict().values()):

@@ -32,6 +32,7 @@ import torch
 
 from app.contract import VOCAB_FILE, card_file, onnx_file, write_json
 
+from ..device import precision_that_runs
 from ..families import build_model, family
 from ..model import count_parameters
 from . import OPSET, check_parity, export_onnx, program, save_program
@@ -93,7 +94,7 @@ def card(tc: dict, model_cfg: dict, model, step: int, elapsed: float, curves: li
             "seed": tc["seed"], "batch_size": tc["batch_size"], "lr": tc["lr"], "warmup": tc["warmup"],
             "weight_decay": tc["weight_decay"], "mask_rate": tc["mask_rate"] if fam.name != "gpt" else None,
             "masking": tc.get("masking", "char") if fam.name != "gpt" else None, "clock": tc.get("clock", "wall"),
-            "threads": tc["threads"], "precision": tc.get("precision", "fp32"), "compile": tc.get("compile", False),
+            "threads": tc["threads"], "precision": precision_that_runs(tc.get("device") or "cpu", tc.get("precision", "fp32")), "compile": tc.get("compile", False),
             "optimizer": tc.get("optimizer"), "schedule": tc.get("schedule"), "dropout": tc.get("dropout"),
             "device": tc.get("device") or "cpu",  # checkpoints from before --device trained on the CPU
             "machine": (tc.get("extra") or {}).get("device_name") or f"{platform.machine()} CPU", **(training or {})},
