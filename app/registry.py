@@ -13,6 +13,7 @@ vocabulary, a quiz item without a truth) is not served, and /api/health says whi
 """
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 import re
@@ -23,18 +24,20 @@ from pathlib import Path
 
 import numpy as np
 
-from .contract import (FAMILIES, FIRST_CHAR, OPTIONAL_PARTS, PARTS, SET_ID_PATTERN, Vocab, check_classifier, check_graph,
+from .contract import (FAMILIES, OPTIONAL_PARTS, PARTS, SET_ID_PATTERN, SPECS, Vocab, check_classifier, check_graph,
                        check_quiz, read_examples)
 from .errors import ApiError
 from .runtime import Runtime
-from .tasks.bert import BERT
 from .tasks.classifier import Classifier
-from .tasks.electra import ELECTRA
-from .tasks.gpt import GPT
 
 log = logging.getLogger("app")
-NAMES = {"gpt": "GPT", "bert": "BERT", "electra": "ELECTRA discriminator", "classifier": "fine-tuned classifier"}
-TASKS = {"gpt": GPT, "bert": BERT, "electra": ELECTRA}  # family -> the task that serves its graph
+NAMES = {**{n: s.card_label or s.label for n, s in SPECS.items()}, "classifier": "fine-tuned classifier"}
+
+
+def task_class(family: str):
+    """The class that serves a family's graph, as its spec names it (app/tasks/<name>.py)."""
+    module, _, name = SPECS[family].task.partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 def slug(text: str) -> str:
@@ -94,15 +97,14 @@ def read_meta(folder: Path, id: str | None = None, name: str | None = None, **ex
 
 
 class ModelSet:
-    """One loaded set: vocabulary, the GPT and BERT tasks, cards, quiz bank, and what failed."""
+    """One loaded set: vocabulary, one task per part it serves (an attribute named by the part:
+    `s.gpt`, `s.bert`, ... or None), cards, quiz bank, and what failed."""
 
     def __init__(self, meta: SetMeta):
         self.meta, self.id = meta, meta.id
         self.vocab: Vocab | None = None
-        self.gpt: GPT | None = None
-        self.bert: BERT | None = None
-        self.electra: ELECTRA | None = None  # optional: a set trained with replaced-token detection
-        self.classifier: Classifier | None = None  # a fine-tune's set (app/finetunes/)
+        for part in PARTS:  # every family of the contract, and a fine-tune's classifier
+            setattr(self, part, None)
         self.cards: dict = {}
         self.quiz: list[dict] | None = None
         self.problems: list[str] = []
@@ -161,8 +163,8 @@ class ModelSet:
                     task = Classifier(session, s.vocab, card, runtime.gate)
                 else:
                     check_graph(fam, session, card["config"], s.vocab.size)
-                    task = TASKS[fam](session, s.vocab, card["config"], runtime.gate)
-                smoke_test(fam, task)
+                    task = task_class(fam)(session, s.vocab, card["config"], runtime.gate)
+                task.smoke_test()  # one run at each end of the context, at load, not on every request
                 setattr(s, fam, task)
             except Exception as e:  # noqa: BLE001 - any broken file leaves that model unserved
                 problem(f"{fam}: {e}")
@@ -179,42 +181,9 @@ class ModelSet:
 
     @property
     def status(self) -> str:
-        if self.gpt is None and self.bert is None and self.classifier is None:
-            return "failed"
+        if all(getattr(self, part) is None for part in PARTS if part not in OPTIONAL_PARTS or part == "classifier"):
+            return "failed"  # an optional family alone (ELECTRA without GPT or BERT) is nothing to play with
         return "degraded" if self.problems else "ok"
-
-
-def smoke_test(family: str, task) -> None:
-    """One run at length 1 and one at the full context, and for GPT the cached decoding path that
-    generation uses: a card whose context disagrees with the graph (position table too short), or
-    a graph with the wrong output shapes, fails here, at load, instead of on every request."""
-    vocab = task.vocab.size
-    if family == "classifier":
-        for n in sorted({1, task.room}):
-            out = task.logits([FIRST_CHAR] * n)
-            want = (len(task.labels),) if task.kind == "sequence" else (n, len(task.labels))
-            if out.shape != want or not np.isfinite(out).all():
-                raise ValueError(f"classifier.onnx gave logits of shape {out.shape} at length {n}, expected {want}")
-        return
-    for n in sorted({1, task.context}):
-        ids = np.full(n, FIRST_CHAR, dtype=np.int64)
-        if family == "electra":
-            out = task.forward(ids.tolist())
-            if out.shape != (n,) or not np.isfinite(out).all():
-                raise ValueError(f"electra.onnx gave replaced_logits of shape {out.shape} at length {n}, expected ({n},)")
-            continue
-        if family == "gpt":
-            out, nsp = task.logits(ids), None
-        else:
-            out, nsp = task.forward(ids.tolist())
-        if out.shape != (n, vocab) or not np.isfinite(out).all():
-            raise ValueError(f"{family}.onnx gave logits of shape {out.shape} at length {n}, expected ({n}, {vocab})")
-        if nsp is not None and nsp.shape != (2,):
-            raise ValueError(f"bert.onnx gave NSP logits of shape {nsp.shape}, expected (2,)")
-    if family == "gpt":
-        steps = list(task.generate([FIRST_CHAR], 2, 1.0, 0, 1.0, 0))
-        if len(steps) != 2:
-            raise ValueError("gpt.onnx's cached decoding did not generate")
 
 
 class Registry:
@@ -317,17 +286,11 @@ class Registry:
         raise ApiError(f"the {label} model of set {s.id!r} is not loaded on this server (see /api/health)",
                        "model", status=503)
 
-    def gpt(self, id: str | None = None) -> GPT:
-        return self.task("gpt", id)
-
-    def bert(self, id: str | None = None) -> BERT:
-        return self.task("bert", id)
-
-    def electra(self, id: str | None = None) -> ELECTRA:
-        return self.task("electra", id)
-
-    def classifier(self, id: str | None = None) -> Classifier:
-        return self.task("classifier", id)
+    def __getattr__(self, part: str):
+        """registry.gpt(id), registry.bert(id), ...: the set's task of that part (self.task)."""
+        if part in PARTS:
+            return lambda id=None: self.task(part, id)
+        raise AttributeError(part)
 
     @property
     def default(self) -> ModelSet:

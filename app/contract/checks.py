@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from .spec import (CLASSIFIER_INPUTS, CLASSIFIER_KINDS, CLASSIFIER_OUTPUT, MAX_LABELS, QUIZ_ID_PATTERN, bert_pair_room,
-               cache_names, cache_shape, classifier_context, onnx_io)
+from .spec import (CLASSIFIER_INPUTS, CLASSIFIER_KINDS, CLASSIFIER_OUTPUT, MAX_LABELS, QUIZ_ID_PATTERN, SPECS,
+                   bert_pair_room, cache_names, cache_shape, classifier_context, onnx_io)
 
 
 def _dims(arg) -> list:
@@ -32,20 +32,19 @@ def check_graph(family: str, session, config: dict, vocab_size: int) -> None:
                          "(re-export it with this version's `python -m training export`)")
     if sorted(outputs) != sorted(want_out):
         raise ValueError(f"{family}.onnx outputs are {sorted(outputs)}, expected {sorted(want_out)}")
-    logits = outputs.get({"gpt": "logits", "bert": "mlm_logits"}.get(family, ""))
-    if logits is not None and _dims(logits)[-1] not in (None, vocab_size):
-        raise ValueError(f"{family}.onnx predicts {_dims(logits)[-1]} tokens, the vocabulary has {vocab_size}")
-    if family == "gpt":
+    fam = SPECS[family]
+    for name, want in fam.last_dims.items():  # e.g. logits over the vocabulary, NSP's two classes
+        size = vocab_size if want == "vocab" else want
+        if _dims(outputs[name])[-1] not in (None, size):
+            raise ValueError(f"{family}.onnx {name} has {_dims(outputs[name])[-1]} classes, expected {size}"
+                             + (" (the vocabulary's size)" if want == "vocab" else ""))
+    if fam.cached:
         want = cache_shape(config)[1:]
         for name in cache_names(n_layer) + cache_names(n_layer, "present"):
             arg = inputs.get(name) or outputs.get(name)
             if _dims(arg)[1:] != want:
-                raise ValueError(f"gpt.onnx {name} has shape {_dims(arg)[1:]} per sequence; the card "
+                raise ValueError(f"{family}.onnx {name} has shape {_dims(arg)[1:]} per sequence; the card "
                                  f"(n_head, context, n_embd / n_head) says {want}")
-    elif family == "bert":
-        nsp = _dims(outputs["nsp_logits"])
-        if nsp[-1] not in (None, 2):
-            raise ValueError("bert.onnx nsp_logits must have 2 classes (IsNext, NotNext)")
 
 
 def check_quiz(items, context: int | None) -> list[dict]:

@@ -34,14 +34,15 @@ import shutil
 import threading
 from pathlib import Path
 
+from .families import FAMILIES, SPECS, cache_names  # noqa: F401  (the families, declared once)
+
 SPECIALS = ["[PAD]", "[UNK]", "[MASK]", "[CLS]", "[SEP]"]
 PAD, UNK, MASK, CLS, SEP = range(len(SPECIALS))
 FIRST_CHAR = len(SPECIALS)  # ids below this are special tokens: never predicted, never sampled
 MASK_MARKER = "[MASK]"
 
-FAMILIES = ("gpt", "bert", "electra")  # every pretrained family a set may hold, by file name
 PARTS = (*FAMILIES, "classifier")  # what a model set may hold; a classifier set holds only that
-OPTIONAL_PARTS = ("electra", "classifier")  # a set without these is whole; without gpt or bert it says so
+OPTIONAL_PARTS = (*(n for n, s in SPECS.items() if s.optional), "classifier")  # a set without these is whole
 
 # Files of a model set.
 VOCAB_FILE, QUIZ_FILE, SET_FILE, SNAPSHOT_FILE = "vocab.json", "nsp_quiz.json", "set.json", "snapshot.json"
@@ -67,34 +68,15 @@ MASKING_SCHEMES = ("char", "span", "word")  # which characters a masked LM hides
 MIN_CORPUS_CHARS = 2000  # a run's corpus: fewer characters leave nothing to learn and too little held out
 SET_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$"  # model set ids: safe in URLs and file names
 QUIZ_ID_PATTERN = r"^[A-Za-z0-9_.-]{1,64}$"
-BERT_INPUTS = ["input_ids", "token_type_ids"]
-BERT_OUTPUTS = ["mlm_logits", "nsp_logits"]
 CLASSIFIER_INPUTS = ["input_ids", "token_type_ids"]  # token_type_ids optional
 CLASSIFIER_OUTPUT = "logits"
 CLASSIFIER_KINDS = {"sequence": 2, "token": 3}  # kind -> rank of logits
 MAX_LABELS = 20
-ELECTRA_INPUTS = ["input_ids", "token_type_ids"]
-ELECTRA_OUTPUTS = ["replaced_logits"]
-
-
-def cache_names(n_layer: int, prefix: str = "past") -> list[str]:
-    """gpt.onnx's cache inputs (prefix past) or outputs (present), layer by layer, key then value."""
-    return [f"{prefix}_{kind}_{i}" for i in range(n_layer) for kind in ("key", "value")]
-
-
-def gpt_inputs(n_layer: int) -> list[str]:
-    return ["input_ids", "past_length", *cache_names(n_layer)]
-
-
-def gpt_outputs(n_layer: int) -> list[str]:
-    return ["logits", *cache_names(n_layer, "present")]
 
 
 def onnx_io(family: str, n_layer: int) -> tuple[list[str], list[str]]:
-    """(input names, output names) of <family>.onnx."""
-    if family == "gpt":
-        return gpt_inputs(n_layer), gpt_outputs(n_layer)
-    return {"bert": (BERT_INPUTS, BERT_OUTPUTS), "electra": (ELECTRA_INPUTS, ELECTRA_OUTPUTS)}[family]
+    """(input names, output names) of <family>.onnx (app/contract/families.py)."""
+    return SPECS[family].io(n_layer)
 
 
 def cache_shape(config: dict) -> list[int]:

@@ -23,6 +23,16 @@ class BERT:
             mlm, nsp = self.session.run(None, {"input_ids": ids_a, "token_type_ids": types_a})
         return mlm[0], nsp[0]
 
+    def smoke_test(self) -> None:
+        """At load (app/registry.py): one run at length 1 and one at the full context."""
+        vocab = self.vocab.size
+        for n in sorted({1, self.context}):
+            out, nsp = self.forward([FIRST_CHAR] * n)
+            if out.shape != (n, vocab) or not np.isfinite(out).all():
+                raise ValueError(f"bert.onnx gave logits of shape {out.shape} at length {n}, expected ({n}, {vocab})")
+            if nsp.shape != (2,):
+                raise ValueError(f"bert.onnx gave NSP logits of shape {nsp.shape}, expected (2,)")
+
     def char_probs(self, ids: list[int], rows: list[int]) -> np.ndarray:
         """[CLS] ids [SEP] -> (len(rows), n_chars): probabilities over the ordinary characters at
         the positions `rows` of ids (only those: the softmax of every row costs as much again

@@ -7,7 +7,7 @@ from contextlib import nullcontext
 
 import numpy as np
 
-from ..contract import CLS, SEP, Vocab, classifier_context
+from ..contract import CLS, FIRST_CHAR, SEP, Vocab, classifier_context
 from ..sampling import softmax
 
 
@@ -30,6 +30,14 @@ class Classifier:
         with self.gate:
             (out,) = self.session.run(["logits"], feeds)
         return out[0] if self.kind == "sequence" else out[0, 1:1 + len(ids)]
+
+    def smoke_test(self) -> None:
+        """At load (app/registry.py): logits of the card's shape at length 1 and at the full room."""
+        for n in sorted({1, self.room}):
+            out = self.logits([FIRST_CHAR] * n)
+            want = (len(self.labels),) if self.kind == "sequence" else (n, len(self.labels))
+            if out.shape != want or not np.isfinite(out).all():
+                raise ValueError(f"classifier.onnx gave logits of shape {out.shape} at length {n}, expected {want}")
 
     def classify(self, text: str) -> dict:
         ids, unknown = self.vocab.encode(text)

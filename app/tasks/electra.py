@@ -24,6 +24,14 @@ class ELECTRA:
             (logits,) = self.session.run(None, {"input_ids": ids_a, "token_type_ids": np.zeros_like(ids_a)})
         return logits[0]
 
+    def smoke_test(self) -> None:
+        """At load (app/registry.py): one run at length 1 and one at the full context, so a card whose
+        context disagrees with the graph, or a graph with the wrong output shape, fails there."""
+        for n in sorted({1, self.context}):
+            out = self.forward([FIRST_CHAR] * n)
+            if out.shape != (n,) or not np.isfinite(out).all():
+                raise ValueError(f"electra.onnx gave replaced_logits of shape {out.shape} at length {n}, expected ({n},)")
+
     def replaced_probs(self, ids: list[int]) -> np.ndarray:
         """P(replaced) at each character of [CLS] ids [SEP]."""
         z = self.forward([CLS, *ids, SEP])[1:-1].astype(np.float64)

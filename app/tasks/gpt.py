@@ -105,6 +105,17 @@ class GPT:
                                                    **self._empty})[0]
         return logits[0]
 
+    def smoke_test(self) -> None:
+        """At load (app/registry.py): a full forward at length 1 and at the full context, and the
+        cached decoding path generation uses, so a bad graph fails there, not on every request."""
+        vocab = self.vocab.size
+        for n in sorted({1, self.context}):
+            out = self.logits([FIRST_CHAR] * n)
+            if out.shape != (n, vocab) or not np.isfinite(out).all():
+                raise ValueError(f"gpt.onnx gave logits of shape {out.shape} at length {n}, expected ({n}, {vocab})")
+        if len(list(self.generate([FIRST_CHAR], 2, 1.0, 0, 1.0, 0))) != 2:
+            raise ValueError("gpt.onnx's cached decoding did not generate")
+
     def next_logits(self, ids: list[int], generated: int = 0) -> tuple[np.ndarray, int]:
         """Logits for the character after `ids` (whose last `generated` were sampled), read from
         the window generation would read there; and how many characters that window holds."""

@@ -1,0 +1,87 @@
+"""The model families, declared once: what each is, what its graph takes and gives, and where its
+code lives on each side. Standard library only (the contract's rule).
+
+A family is one spec here plus one file per side, named by the spec:
+
+    training/families.py entry  model, objective, export, evaluation, live view (the trainer's side)
+    app/tasks/<name>.py         the serving task: one class with a smoke_test() the registry runs at load
+    static/families/<name>.js   its page pieces (the Train page's live view and result rows)
+
+The registry, the contract's checks, export and package, the Train page, navigation, the home cards
+and the device engine read these specs and never test a name; the browser learns them from the
+server (GET /api/families). Adding a family = a spec below (its registration line), its files.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Callable
+
+
+def cache_names(n_layer: int, prefix: str = "past") -> list[str]:
+    """gpt.onnx's cache inputs (prefix past) or outputs (present), layer by layer, key then value."""
+    return [f"{prefix}_{kind}_{i}" for i in range(n_layer) for kind in ("key", "value")]
+
+
+@dataclass(frozen=True)
+class FamilySpec:
+    name: str  # file names (<name>.onnx, <name>.card.json), CLI and API values
+    label: str  # what a page calls it
+    objective: str  # what it learns, in words for a 16-year-old
+    attention: str  # "causal" or "bidirectional": which positions each position may look at
+    inputs: Callable[[int], list[str]]  # ONNX input names, by the model's n_layer
+    outputs: Callable[[int], list[str]]  # ONNX output names
+    task: str  # "module:Class" of its serving task (app/tasks/<name>.py)
+    optional: bool = False  # a set is whole without it
+    trainable: bool = True  # the Train page offers it (python -m training live --families)
+    uses_nsp: bool = False  # its set carries the NSP quiz bank
+    pages: tuple[str, ...] = ()  # the pages that need it
+    activities: tuple[str, ...] = ()  # class activities that need it
+    live_view: str = ""  # what the Train page shows of it while it trains
+    metric: str = ""  # its held-out figure, in words
+    card_label: str = ""  # the home page's card title (default: label)
+    last_dims: dict = field(default_factory=dict)  # output -> its last dimension: "vocab" or a number (load check)
+    cached: bool = False  # its graph carries a key/value cache per layer (checked against the card's shapes)
+
+    def io(self, n_layer: int) -> tuple[list[str], list[str]]:
+        return self.inputs(n_layer), self.outputs(n_layer)
+
+    def public(self) -> dict:
+        """What the browser learns (GET /api/families): everything but the code references."""
+        out = {k: v for k, v in asdict(self).items() if k not in ("inputs", "outputs", "task", "last_dims")}
+        out["pages"], out["activities"] = list(self.pages), list(self.activities)
+        out["script"] = f"/static/families/{self.name}.js"
+        out["card_label"] = self.card_label or self.label
+        return out
+
+
+_ENCODER_IN = lambda n_layer: ["input_ids", "token_type_ids"]  # noqa: E731
+
+SPECS: dict[str, FamilySpec] = {s.name: s for s in (  # the registration lines, one per family
+    FamilySpec("gpt", "GPT", "guess the next character from the ones before it", "causal",
+               inputs=lambda n: ["input_ids", "past_length", *cache_names(n)],
+               outputs=lambda n: ["logits", *cache_names(n, "present")], task="app.tasks.gpt:GPT",
+               last_dims={"logits": "vocab"}, cached=True,
+               pages=("generate", "compare", "attention", "objectives"),
+               live_view="continues a prompt, one character at a time",
+               metric="nats per character (lower is better)"),
+    FamilySpec("bert", "BERT", "fill in hidden characters using both sides, and tell whether B follows A",
+               "bidirectional", inputs=_ENCODER_IN, outputs=lambda n: ["mlm_logits", "nsp_logits"],
+               task="app.tasks.bert:BERT", uses_nsp=True, last_dims={"mlm_logits": "vocab", "nsp_logits": 2},
+               pages=("mask-fill", "nsp", "compare", "attention", "objectives", "finetune"),
+               activities=("nsp", "bert"), live_view="fills the hidden characters of a test line",
+               metric="hidden characters guessed right (top-1)"),
+    FamilySpec("electra", "ELECTRA", "spot which characters were swapped for another one", "bidirectional",
+               inputs=_ENCODER_IN, outputs=lambda n: ["replaced_logits"], task="app.tasks.electra:ELECTRA",
+               optional=True, pages=("objectives",), card_label="ELECTRA discriminator",
+               live_view="marks the characters it thinks were swapped in a test line",
+               metric="swapped characters caught"),
+)}
+
+FAMILIES = tuple(SPECS)  # every pretrained family a set may hold, by file name
+
+
+def spec(name: str) -> FamilySpec:
+    try:
+        return SPECS[name]
+    except KeyError:
+        raise ValueError(f"unknown family {name!r}; choose one of {', '.join(SPECS)}") from None
