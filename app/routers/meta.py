@@ -5,11 +5,11 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from .. import deps
-from ..contract import SPECIALS
+from ..contract import SPECIALS, SPECS
 from ..config import REPO
 from ..errors import ApiError
 from ..jobs.store import scrub
-from ..schemas import HealthResponse, Limits, ModelSetDetail, ModelsResponse
+from ..schemas import FamiliesResponse, HealthResponse, Limits, ModelSetDetail, ModelsResponse
 
 router = APIRouter(tags=["meta"])
 
@@ -40,6 +40,13 @@ def no_paths(value, settings):
     return scrub(value, [(str(settings.data_dir), "data"), (str(REPO) + "/", ""), (str(REPO), ".")])
 
 
+@router.get("/api/families", response_model=FamiliesResponse)
+def families():
+    """The model families this server knows (app/contract/families.py): the pages build their family
+    pickers, charts and views from this list and load each family's own script."""
+    return deps.respond(FamiliesResponse, {"families": [s.public() for s in SPECS.values()]})
+
+
 @router.get("/api/models", response_model=ModelsResponse, responses=deps.errors(503))
 def model_list(registry: deps.RegistryDep, settings: deps.SettingsDep):
     """Every model set (the shipped one, extra folders, finished training runs and their
@@ -50,7 +57,8 @@ def model_list(registry: deps.RegistryDep, settings: deps.SettingsDep):
     return deps.respond(ModelsResponse, {
         "default": default.id, "sets": no_paths(registry.list(), settings), "limits": Limits(),
         "vocab": {"specials": SPECIALS, "chars": default.vocab.chars}, "cards": no_paths(default.cards, settings),
-        "examples": default.meta.examples, "models_on_phones": settings.models_on_phones})
+        "examples": default.meta.examples, "models_on_phones": settings.models_on_phones,
+        "families": [s.public() for s in SPECS.values()]})
 
 
 @router.get("/api/models/{model}", response_model=ModelSetDetail, responses=deps.errors(404))

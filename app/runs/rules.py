@@ -9,7 +9,7 @@ import subprocess
 import sys
 import unicodedata
 
-from ..contract import MIN_CORPUS_CHARS  # noqa: F401 - training checks the same number (both read app/contract)
+from ..contract import FAMILIES, MIN_CORPUS_CHARS  # noqa: F401 - training checks the same number (both read app/contract)
 from ..errors import ApiError
 
 MIN_MINUTES, MAX_MINUTES = 0.5, 30.0
@@ -32,7 +32,7 @@ def training_presets(repo) -> list[dict] | None:
 
 
 def test_presets() -> list[dict]:
-    return [{"name": n, "minutes": 1.0, "test_only": True, "gpt": c, "bert": c} for n, c in TEST_PRESETS.items()]
+    return [{"name": n, "minutes": 1.0, "test_only": True, **dict.fromkeys(FAMILIES, c)} for n, c in TEST_PRESETS.items()]
 
 
 def check_corpus(text: str, max_bytes: int) -> None:

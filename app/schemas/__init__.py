@@ -156,6 +156,27 @@ EXAMPLES_DOC = ("Lines of the set's own held-out text (a training run's sets: th
                 "sentence and examples); null for a set without them (the shipped Shakespeare set).")
 
 
+class FamilyInfo(BaseModel):
+    name: str = Field(description="File and API name: <name>.onnx, <name>.card.json, a run's families.")
+    label: str
+    objective: str = Field(description="What it learns, in plain words.")
+    attention: str = Field(description="causal (each position sees those before it) or bidirectional.")
+    optional: bool = Field(description="A model set is whole without it.")
+    trainable: bool = Field(description="The Train page offers it.")
+    uses_nsp: bool
+    pages: list[str]
+    activities: list[str]
+    live_view: str = Field(description="What the Train page shows of it while it trains.")
+    metric: str
+    card_label: str
+    cached: bool = Field(description="Its graph carries a key/value cache per layer.")
+    script: str = Field(description="Its page pieces (static/families/<name>.js).")
+
+
+class FamiliesResponse(BaseModel):
+    families: list[FamilyInfo] = Field(description="Every model family, in the contract's order (app/contract/families.py).")
+
+
 class ModelsResponse(BaseModel):
     default: str = Field(description="Id of the set used when a request names none.")
     sets: list[ModelSetInfo]
@@ -163,6 +184,7 @@ class ModelsResponse(BaseModel):
     vocab: VocabInfo = Field(description="The default set's vocabulary.")
     cards: dict[str, dict[str, Any]] = Field(description="The default set's model cards (gpt.card.json, bert.card.json).")
     examples: SetExamples | None = Field(None, description="The default set's examples. " + EXAMPLES_DOC)
+    families: list[FamilyInfo] = Field(default_factory=list, description="Every model family (as GET /api/families).")
     models_on_phones: bool = Field(False, description="Pages download the device copies of the models as they open "
                                    "(the server's --models-on-phones); otherwise only when the server is busy or away.")
 

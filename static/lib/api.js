@@ -8,6 +8,7 @@
                      Throws ApiError {status (0: unreachable), parameter, detail}.
    retrying(doFetch) a fetch() promise-maker retried the same way; returns the last Response
    models()          GET /api/models, once per page
+   families()        the model families, from the same answer
    info()            the chosen set: {id, name, cards, vocab, examples, limits, sets, default}; examples:
                      lines of the set's own held-out text (a run's sets), null for the shipped set
    latest()          "latest request wins": const ticket = x.begin(); ... if (!ticket()) return;
@@ -102,6 +103,12 @@ let modelsPromise = null;
 export function models() {
   if (!modelsPromise) modelsPromise = api("/api/models", { model: false });
   return modelsPromise;
+}
+
+/* The model families the server knows (app/contract/families.py), in its order: name, label,
+   objective, trainable, pages, script (the family's own page pieces, static/families/<name>.js). */
+export function families() {
+  return models().then((data) => data.families || []);
 }
 
 let infoPromise = null;

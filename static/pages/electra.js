@@ -8,7 +8,7 @@ import { info, latest } from "../lib/api.js";
 import { ask, badge, isStatic, warmUp } from "../lib/compute.js";
 import { onDevice } from "../lib/engine_lessons.js";
 import { debounce } from "../lib/dom.js";
-import { pct, visibleChar } from "../lib/text.js";
+import { pct, thousands, visibleChar } from "../lib/text.js";
 
 const strip = document.getElementById("o-rtd");
 const summary = document.getElementById("o-rtd-summary");
@@ -92,9 +92,9 @@ function measured(card) {
   if (!ev || ev.replaced_recall === undefined) return "";
   const t = card.training || {};
   const where = t.device === "cuda" ? " on a graphics card (a GPU: a chip that does thousands of sums at once)" : "";
-  const budget = t.seconds ? " after " + Math.max(1, Math.round(t.seconds / 60)) + " minutes of training" + where + " (" +
-    t.steps + " steps)" : "";
-  const start = t.init_from ? " (its reading part started from a trained BERT)" : "";
+  const budget = t.seconds ? " after " + Math.max(1, Math.round(t.seconds / 60)) + " minutes and " + thousands(t.steps) +
+    " steps of training" + where : "";
+  const start = t.init_from ? ", its reading part started from a trained BERT" : "";
   const flagged = ev.original_flagged !== undefined ? ", wrongly flags " + pct(ev.original_flagged, 1) + " of the untouched ones" : "";
   const base = "Measured on held-out plays" + budget + start + ", with its own small generator filling 15 % of the characters: it catches " +
     pct(ev.replaced_recall, 0) + " of the replaced characters" + flagged + ", and is right at " + pct(ev.detection_accuracy, 1) +

@@ -8,11 +8,12 @@
 import { el, clear, $ } from "../lib/dom.js";
 import { num, thousands } from "../lib/text.js";
 import { showError, clearError } from "../lib/errors.js";
-import { api } from "../lib/api.js";
+import { api, families } from "../lib/api.js";
 import { urlState } from "../lib/state.js";
 import { listen } from "../lib/stream.js";
-import { draw } from "./train_curves.js";
-import { clock, stepsText, showSample, renderSnapshots, showMetrics, legend } from "./train_view.js";
+import { draw, layout } from "./train_curves.js";
+import { clock, stepsText, showSample, renderSnapshots, showMetrics, views, clearViews } from "./train_view.js";
+import { know, label } from "../families/index.js";
 
 const RUNNING = ["queued", "running"];
 const state = urlState({ run: "" });
@@ -25,6 +26,7 @@ let drawQueued = false;
 let lastActive = null; // a run that starts while the page is open is shown at once
 let starting = false; // between "Start training" and the server's answer
 let formOpen = null; // the start form: folded away while a run is on (null: not decided yet)
+let known = []; // the server's model families (GET /api/models: families), in its order
 
 /* ---------- runs list and the start form ---------- */
 async function refresh() {
@@ -63,7 +65,8 @@ function renderPresets() {
   const box = clear($("#t-presets"));
   if (!preset && info.presets.length) preset = (info.presets.find((p) => p.name === "1min") || info.presets[0]).name;
   for (const p of info.presets) {
-    const size = p.gpt ? `${p.gpt.n_layer} layers × ${p.gpt.n_embd}` : "";
+    const c = known.map((f) => p[f.name]).find(Boolean); // the first family's size (they share it)
+    const size = c ? `${c.n_layer} layers × ${c.n_embd}` : "";
     box.append(el("label", {}, [
       el("input", { type: "radio", name: "t-preset", value: p.name, checked: p.name === preset,
                     onchange: () => { preset = p.name; } }),
@@ -115,10 +118,11 @@ async function onFile() {
 
 async function start() {
   clearError();
-  const body = { families: [], preset };
-  if ($("#t-gpt").checked) body.families.push("gpt");
-  if ($("#t-bert").checked) body.families.push("bert");
-  if (!body.families.length) { showError("choose GPT, BERT or both"); return; }
+  const body = { families: [...document.querySelectorAll("#t-families input:checked")].map((box) => box.value), preset };
+  if (!body.families.length) {
+    showError("choose at least one model to train: " + known.filter((f) => f.trainable).map((f) => f.label).join(", "));
+    return;
+  }
   if (source() === "paste") body.corpus = $("#t-text").value;
   if (source() === "file") {
     if (fileText === null) { showError($("#t-file-info").textContent || "choose a UTF-8 .txt file first"); return; }
@@ -172,7 +176,8 @@ function newRun() {
 function clearRun() {
   if (stream) stream.close();
   stream = null;
-  for (const id of ["#t-gpt-sample", "#t-bert-masked", "#t-bert-fill", "#t-snapshots", "#t-metrics", "#t-commands", "#t-stats", "#t-reason", "#t-sample-step"]) clear($(id));
+  clearViews();
+  for (const id of ["#t-snapshots", "#t-metrics", "#t-commands", "#t-stats", "#t-reason", "#t-sample-step"]) clear($(id));
   $("#t-end").hidden = true;
   $("#t-run-name").textContent = "none yet";
   $("#t-status").textContent = "";
@@ -186,8 +191,7 @@ function clearRun() {
 function watch(id, name) {
   clearRun();
   if (name) $("#t-run-name").textContent = name; // until its status comes
-  view = { id, curves: { gpt: { train: [], val: [] }, bert: { train: [], val: [] } }, acc: [], snapshots: new Map(),
-           run: null, progress: {}, families: null, finished: null };
+  view = { id, curves: {}, acc: [], snapshots: new Map(), run: null, progress: {}, families: null, finished: null };
   state.set({ run: id });
   if (info) renderRuns();
   draw(view);
@@ -195,7 +199,7 @@ function watch(id, name) {
   const on = (fn) => (e) => { if (view === mine) fn(e); }; // a late event of a run no longer on screen is dropped
   stream = listen("/api/runs/" + encodeURIComponent(id) + "/events", {
     status: on(onStatus),
-    start: on((e) => { view.families = e.families; $("#t-stats").textContent = "Loading PyTorch and the text…"; }),
+    start: on((e) => { arrange(e.families); $("#t-stats").textContent = "Loading PyTorch and the text…"; }),
     models: on((e) => { view.models = e.models; view.commands = e.commands; }),
     progress: on(onProgress),
     eval: on(onEval),
@@ -221,7 +225,7 @@ function onStatus(run) {
   $("#t-delete").hidden = !(instructor && !running && !run.shipped);
   $("#t-reason").textContent = run.shipped ? "An example run that comes with the app (read-only): " +
     "its snapshots show the models learning, with no training needed." : run.reason || "";
-  if (!view.families && run.settings) view.families = run.settings.families;
+  if (!view.families && run.settings) arrange(run.settings.families);
   if (!running) {
     stream.close();
     if (run.status === "finished") $("#t-bar").style.width = "100%";
@@ -235,7 +239,7 @@ function onStatus(run) {
 function onProgress(e) {
   const p = view.progress[e.family] || {};
   p.step = e.step;
-  const train = view.curves[e.family].train;
+  const train = curve(e.family).train;
   if (Number.isFinite(e.loss)) {
     p.loss = e.loss;
     if (!train.length || train[train.length - 1][0] !== e.step) train.push([e.step, e.loss]); // a held value: one point
@@ -249,7 +253,7 @@ function onProgress(e) {
 }
 
 function onEval(e) {
-  view.curves[e.family].val.push([e.step, e.val_loss]);
+  curve(e.family).val.push([e.step, e.val_loss]);
   if (Number.isFinite(e.val_masked_top1)) {
     view.acc.push([e.step, e.val_masked_top1, Number.isFinite(e.val_masked_top1_unigram) ? e.val_masked_top1_unigram : null]);
   }
@@ -272,7 +276,7 @@ function renderStats() {
   }
   if (view.exporting) { node.textContent = "Training done: evaluating on held-out text and exporting the models…"; return; }
   if (!Object.keys(view.progress).length) return;
-  const parts = Object.entries(view.progress).map(([fam, p]) => [`${fam.toUpperCase()} step ${thousands(p.step)}`,
+  const parts = Object.entries(view.progress).map(([fam, p]) => [`${label(fam)} step ${thousands(p.step)}`,
     p.loss !== undefined ? `loss ${num(p.loss, 3)}` : null,
     p.tokens_per_s !== undefined ? `${thousands(p.tokens_per_s)} tokens/s` : null].filter(Boolean).join(" · "));
   const c = view.clock;
@@ -292,6 +296,30 @@ function showFinished(e) {
   }
 }
 
+/* The run's families: a loss figure and a live view each (the order the run names them). */
+function arrange(names) {
+  if (!names || !names.length) return;
+  view.families = names;
+  layout(names);
+  views(names);
+  queueDraw();
+}
+
+function curve(fam) {
+  if (!view.curves[fam]) view.curves[fam] = { train: [], val: [] };
+  return view.curves[fam];
+}
+
+/* The form's model checkboxes: every family the server can train, each with what it learns.
+   GPT and BERT (the lesson's pair) start ticked; a family a set can do without (ELECTRA) does not. */
+function renderFamilies() {
+  const box = clear($("#t-families"));
+  for (const f of known.filter((spec) => spec.trainable)) {
+    box.append(el("label", {}, [el("input", { type: "checkbox", value: f.name, id: "t-family-" + f.name, checked: !f.optional }),
+      ` ${f.label} `, el("span", { class: "hint", text: `(${f.objective})` })]));
+  }
+}
+
 function queueDraw() {
   if (drawQueued) return;
   drawQueued = true;
@@ -306,8 +334,17 @@ function init() {
   $("#t-new").addEventListener("click", newRun);
   $("#t-cancel").addEventListener("click", cancelOrDelete);
   $("#t-delete").addEventListener("click", cancelOrDelete);
-  $("#t-legend").replaceWith(legend());
-  draw(null);
+  families().then((list) => {
+    known = list;
+    know(list);
+    renderFamilies();
+    if (!view || !view.families) { // before a run is on screen: the lesson's pair, empty
+      const names = known.filter((f) => f.trainable && !f.optional).map((f) => f.name);
+      layout(names);
+      views(names);
+    }
+    draw(view);
+  }).catch(() => {});
   refresh();
   setInterval(refresh, 5000);
 }

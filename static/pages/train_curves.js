@@ -1,26 +1,37 @@
-/* The Train page's curves (lib/charts.js draws them): GPT's and BERT's loss, training and
-   validation, and BERT's held-out masked top-1 beside the unigram baseline. Plus the note that
-   explains a large gap between training and validation loss (memorising vs learning).
+/* The Train page's curves (lib/charts.js draws them): each family's loss, training and validation
+   (one figure per family of the run, labelled by its own pieces: static/families/), and BERT's
+   held-out masked top-1 beside the unigram baseline. Plus the note that explains a large gap
+   between training and validation loss (memorising vs learning).
+   layout(names)      one loss figure per family, in this order (kept while the names stay the same)
    draw(view)         redraw every figure from view.curves and view.acc (view null: empty figures)
    gapNote(view)      the sentence about the gap, or "" while there is none worth a word */
-import { $ } from "../lib/dom.js";
+import { $, el } from "../lib/dom.js";
 import { num } from "../lib/text.js";
 import { lossChart } from "../lib/charts.js";
+import { label, pieces } from "../families/index.js";
 
-const FAMILIES = ["gpt", "bert"];
-const NAME = { gpt: "GPT", bert: "BERT" };
-const Y_LABEL = { gpt: "loss (nats per char)", bert: "loss (MLM + NSP, nats)" };
 const GAP_NATS = 0.2; // a gap this large (and 15 % of the validation loss) is worth explaining
 const GAP_SHARE = 0.15;
+let shown = []; // the families with a loss figure, in order
+
+export function layout(names) {
+  if (names.join() === shown.join()) return;
+  for (const fam of shown) $("#t-chart-" + fam).remove();
+  const acc = $("#t-chart-acc");
+  for (const fam of names) {
+    acc.before(el("figure", { id: "t-chart-" + fam }, [el("figcaption", { text: pieces(fam).chart.caption })]));
+  }
+  shown = [...names];
+}
 
 export function draw(view) {
-  for (const fam of FAMILIES) {
+  for (const fam of shown) {
     const fig = $("#t-chart-" + fam);
     const old = fig.querySelector("svg");
     if (old) old.remove();
-    const c = view ? view.curves[fam] : { train: [], val: [] };
+    const c = (view && view.curves[fam]) || { train: [], val: [] };
     fig.append(lossChart({ train: c.train, val: c.val }, { id: "t-curve-" + fam, width: 420, height: 250, best: true,
-      title: NAME[fam] + " loss curve", yLabel: Y_LABEL[fam], empty: "No " + NAME[fam] + " curve yet",
+      title: label(fam) + " loss curve", yLabel: pieces(fam).chart.yLabel, empty: "No " + label(fam) + " curve yet",
       trainLabel: "training loss, on its training text (solid, ●)", valLabel: "validation loss, on held-out text (dashed, ○)" }));
   }
   drawAccuracy(view);
@@ -56,13 +67,12 @@ function recentTrain(points) {
 
 export function gapNote(view) {
   const parts = [];
-  for (const fam of FAMILIES) {
-    const c = view.curves[fam];
+  for (const [fam, c] of Object.entries(view.curves)) {
     const val = c.val.length ? c.val[c.val.length - 1][1] : null;
     const train = recentTrain(c.train.filter((p) => Number.isFinite(p[1])));
     if (val === null || train === null) continue;
     if (val - train >= GAP_NATS && val - train >= GAP_SHARE * val) {
-      parts.push(`${NAME[fam]}'s training loss (${num(train, 2)}) is now far below its validation loss (${num(val, 2)}).`);
+      parts.push(`${label(fam)}'s training loss (${num(train, 2)}) is now far below its validation loss (${num(val, 2)}).`);
     }
   }
   if (!parts.length) return "";

@@ -1,11 +1,13 @@
-/* What the Train page shows of one run, besides its curves: the live samples, the snapshots side
-   by side (the one with the lowest validation loss marked ★), and the held-out results. Every
-   step shown is one model's own (GPT and BERT take turns, so their counts differ).
-   Everything the server sends is shown as text (textContent), never as markup. */
+/* What the Train page shows of one run, besides its curves: the live views (each family's own:
+   static/families/), the snapshots side by side (the one with the lowest validation loss marked ★),
+   and the held-out results. Every step shown is one model's own (the models take turns, so their
+   counts differ). Everything the server sends is shown as text (textContent), never as markup.
+   views(names)           one live-view box per family of the run, in order
+   showSample(view, e)    a sample event into those boxes
+   renderSnapshots(view)  the snapshot cards;  showMetrics(e)  the held-out results table */
 import { el, clear, $ } from "../lib/dom.js";
-import { num, thousands, visibleChar } from "../lib/text.js";
-
-const NAME = { gpt: "GPT", bert: "BERT", electra: "ELECTRA" };
+import { num, thousands } from "../lib/text.js";
+import { label, pieces } from "../families/index.js";
 
 export function clock(s) {
   const m = Math.floor(s / 60);
@@ -15,7 +17,7 @@ export function clock(s) {
 /* "GPT step 40 · BERT step 20" from {gpt: 40, bert: 20} (in the run's family order). */
 export function stepsText(steps, families) {
   const order = (families && families.length ? families : Object.keys(steps || {})).filter((f) => steps && steps[f] !== undefined);
-  return order.map((f) => `${NAME[f] || f.toUpperCase()} step ${thousands(steps[f])}`).join(" · ");
+  return order.map((f) => `${label(f)} step ${thousands(steps[f])}`).join(" · ");
 }
 
 /* Each model's steps at a sample: the event's own (`steps`), else the latest progress lines. */
@@ -26,39 +28,26 @@ function sampleSteps(view, e) {
   return out;
 }
 
+let boxes = []; // the families with a live-view box, in order
+
+export function views(names) {
+  if (names.join() === boxes.join()) return;
+  const grid = clear($("#t-views"));
+  for (const fam of names) {
+    const part = pieces(fam);
+    grid.append(el("div", {}, [el("h3", { text: part.view.title }), el("div", { id: "t-view-" + fam }),
+      part.legend ? part.legend() : ""]));
+  }
+  boxes = [...names];
+}
+
 export function showSample(view, e) {
   $("#t-sample-step").textContent = `(${stepsText(sampleSteps(view, e), view.families)}, ${clock(e.elapsed_s || 0)})`;
-  fillSample($("#t-gpt-sample"), e.gpt);
-  fillBert($("#t-bert-masked"), $("#t-bert-fill"), e.bert);
+  for (const fam of boxes) pieces(fam).show($("#t-view-" + fam), e[fam]);
 }
 
-export function fillSample(node, g) {
-  clear(node);
-  if (!g) { node.textContent = "(no GPT in this run)"; return; }
-  node.append(el("strong", { text: g.prompt }), g.text);
-}
-
-/* The probe with BERT's guesses: green right, pink wrong; a guessed space or line break drawn. */
-export function fillBert(maskedNode, fillNode, b) {
-  clear(maskedNode);
-  clear(fillNode);
-  if (!b) { maskedNode.textContent = "(no BERT in this run)"; return; }
-  maskedNode.textContent = b.masked;
-  const at = new Map(b.guesses.map((g) => [g.position, g]));
-  [...b.filled].forEach((ch, i) => {
-    const g = at.get(i);
-    if (!g) { fillNode.append(ch); return; }
-    const ok = g.char === g.truth;
-    fillNode.append(el("mark", { class: ok ? "fill-ok" : "fill-bad", text: visibleChar(g.char),
-      title: `guess ${visibleChar(g.char)} (${num(100 * g.prob, 0)} %), truth ${visibleChar(g.truth)}` }));
-  });
-  fillNode.append(el("span", { class: "note", text: `   ${b.correct} of ${b.guesses.length} right` }));
-}
-
-export function legend() {
-  return el("p", { class: "note fill-legend" }, [el("mark", { class: "fill-ok", text: "green" }), " = BERT's guess is right · ",
-    el("mark", { class: "fill-bad", text: "pink" }), " = wrong (its guess is shown) · ",
-    el("mark", { class: "fill-bad", text: "␣" }), " a space, ", el("mark", { class: "fill-bad", text: "⏎" }), " a line break"]);
+export function clearViews() {
+  for (const fam of boxes) clear($("#t-view-" + fam));
 }
 
 /* A snapshot's validation loss per family: the event's own, else (a run recorded before snapshots
@@ -75,8 +64,9 @@ function snapshotLoss(view, s, fam) {
 export function renderSnapshots(view) {
   const box = clear($("#t-snapshots"));
   const items = [...view.snapshots.values()].sort((a, b) => (a.final - b.final) || (a.step - b.step));
+  const names = view.families || Object.keys(view.curves);
   const best = {};
-  for (const fam of ["gpt", "bert"]) {
+  for (const fam of names) {
     const scored = items.map((s) => [s, snapshotLoss(view, s, fam)]).filter((p) => Number.isFinite(p[1]));
     if (scored.length > 1) best[fam] = scored.reduce((a, b) => (b[1] < a[1] ? b : a))[0];
   }
@@ -88,34 +78,25 @@ export function renderSnapshots(view) {
     for (const fam of Object.keys(best)) {
       if (best[fam] === s) {
         card.classList.add("best");
-        card.append(el("p", { class: "best-mark", text: `★ lowest ${NAME[fam]} validation loss (${num(snapshotLoss(view, s, fam), 3)})` }));
+        card.append(el("p", { class: "best-mark", text: `★ lowest ${label(fam)} validation loss (${num(snapshotLoss(view, s, fam), 3)})` }));
       }
     }
-    const g = el("pre", { class: "sample" });
-    fillSample(g, s.sample && s.sample.gpt);
-    const bm = el("pre", { class: "sample" });
-    const bf = el("pre", { class: "sample" });
-    fillBert(bm, bf, s.sample && s.sample.bert);
-    card.append(g, bf, el("p", {}, [
-      el("a", { href: "/generate?model=" + encodeURIComponent(id), text: "Generation" }), " · ",
-      el("a", { href: "/mask-fill?model=" + encodeURIComponent(id), text: "Mask-Fill" }), " · ",
-      el("code", { text: id })]));
+    const links = [];
+    for (const fam of names) {
+      const part = pieces(fam);
+      const sample = el("div", { class: "snapshot-view" });
+      part.show(sample, s.sample && s.sample[fam], true);
+      card.append(sample);
+      if (part.page) links.push(el("a", { href: part.page.href + "?model=" + encodeURIComponent(id), text: part.page.text }), " · ");
+    }
+    card.append(el("p", {}, [...links, el("code", { text: id })]));
     box.append(card);
   }
 }
 
 export function showMetrics(e) {
   const box = clear($("#t-metrics"));
-  const rows = [];
-  if (e.metrics.gpt) rows.push(["GPT", "nats per character (perplexity)", `${num(e.metrics.gpt.nats_per_char, 3)} (${num(e.metrics.gpt.perplexity, 2)})`]);
-  if (e.metrics.bert) {
-    const b = e.metrics.bert;
-    rows.push(["BERT", "hidden characters guessed right: top-1 / top-5", `${num(100 * b.masked_top1, 1)} % / ${num(100 * b.masked_top5, 1)} %`]);
-    rows.push(["BERT", "always guessing the most common character (top-1)", `${num(100 * b.unigram_baseline.masked_top1, 1)} %`]);
-    if (b.nsp_accuracy !== undefined) {
-      rows.push(["BERT", "NSP accuracy: is B the next part? (50 % = chance, a coin flip)", `${num(100 * b.nsp_accuracy, 1)} %`]);
-    }
-  }
+  const rows = Object.entries(e.metrics || {}).flatMap(([fam, m]) => pieces(fam).results(m));
   box.append(el("table", {}, [el("caption", { text: "On the run's own held-out part of the text (never trained on)" }),
     el("tr", {}, ["model", "metric", "value"].map((h) => el("th", { text: h }))),
     ...rows.map((r) => el("tr", {}, r.map((c) => el("td", { text: c }))))]));

@@ -193,3 +193,31 @@ def test_a_new_run_clears_the_old_one_at_once_and_a_cancelled_run_says_no_time_l
     assert "remaining" not in stats and "Stopped (cancelled)" in stats and "GPT step" in stats
     page.wait_for_function("() => !document.querySelector('#t-go').disabled", timeout=20_000)
     finished_run["t_rec"].assert_clean(page)
+
+
+def test_every_family_with_a_trainer_is_offered_and_electra_trains_from_the_page(finished_run):
+    """The form's models come from the server's family specs (GET /api/families); ELECTRA, which the
+    trainer can train, is one of them: ticked alone, it trains, and the run shows its own loss curve,
+    its own live view (the swaps it spots) and its own held-out rows."""
+    page = finished_run["teacher"]
+    specs = page.evaluate("fetch('/api/families').then(r => r.json())")["families"]
+    offered = page.eval_on_selector_all("#t-families input", "bs => bs.map(b => [b.value, b.checked])")
+    assert offered == [[s["name"], not s["optional"]] for s in specs if s["trainable"]]
+    assert "electra" in dict(offered)
+    page.click("#t-new")
+    for name, _ in offered:
+        page.set_checked(f"#t-family-{name}", name == "electra")
+    page.fill("#t-name", "Swaps")
+    page.check("input[name=t-preset][value=tiny]")
+    page.click("#t-go")
+    page.wait_for_function("() => document.querySelector('#t-run-name').textContent === 'Swaps'")
+    page.wait_for_function("() => document.querySelector('#t-status').textContent === 'finished'", timeout=180_000)
+    page.wait_for_selector("#t-end:not([hidden])")
+    assert page.locator("#t-chart-electra svg path.train").count() == 1
+    assert page.locator("#t-chart-gpt").count() == 0 and page.locator("#t-view-bert").count() == 0
+    assert "ELECTRA spots the swapped characters" in page.inner_text("#t-views")
+    assert "characters" in page.inner_text("#t-view-electra")  # "right about N of M characters"
+    metrics = page.inner_text("#t-metrics")
+    assert "swapped characters caught" in metrics and "always answering" in metrics
+    assert "ELECTRA step" in page.inner_text("#t-stats")
+    finished_run["t_rec"].assert_clean(page)

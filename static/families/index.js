@@ -1,0 +1,31 @@
+/* Each family's page pieces, by name: one registration line per family. Which families there are,
+   their order, labels and whether they train come from the server (lib/api.js families(); the
+   specs in app/contract/families.py).
+   know(specs)    remember the server's specs
+   label(name)    "GPT", "BERT", ... (the spec's label)
+   pieces(name)   the family's pieces: chart, view, page, show(node, part), results(metrics), legend()? */
+import gpt from "./gpt.js";
+import bert from "./bert.js";
+import electra from "./electra.js";
+
+export const PIECES = { gpt, bert, electra };
+
+const specs = {};
+
+export function know(list) {
+  for (const s of list || []) specs[s.name] = s;
+}
+
+export function label(name) {
+  return (specs[name] && specs[name].label) || String(name).toUpperCase();
+}
+
+/* A family this copy of the pages has no script for still gets plain pieces: its label and its
+   live view as text. */
+export function pieces(name) {
+  return PIECES[name] || {
+    name, chart: { caption: `${label(name)} loss`, yLabel: "loss" }, view: { title: label(name) }, page: null,
+    show(node, part) { node.textContent = part ? JSON.stringify(part) : `(no ${label(name)} in this run)`; },
+    results: () => [],
+  };
+}
