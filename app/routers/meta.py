@@ -29,7 +29,7 @@ def health(request: Request, registry: deps.RegistryDep):
     storage = runs.storage_problem() if runs is not None else None
     default_ok = report["sets"].get(default.id, {}).get("status") == "ok"
     body = {"status": "ok" if report["ok"] and not storage else "degraded", "storage": storage,
-            "models": {"gpt": default.gpt is not None, "bert": default.bert is not None}, "sets": report["sets"]}
+            "models": {f: getattr(default, f) is not None for f in SPECS if not SPECS[f].optional}, "sets": report["sets"]}
     return JSONResponse(HealthResponse.model_validate(body).model_dump(), status_code=200 if default_ok else 503,
                         headers={"Cache-Control": "no-store"})
 

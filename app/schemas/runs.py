@@ -5,8 +5,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..contract import FAMILIES
+from ..contract import FAMILIES, SPECS
 from ..runs.rules import MAX_MINUTES, MIN_CORPUS_CHARS, MIN_MINUTES
+
+# What a run trains when the request names nothing: every trainable family a set needs (GPT and BERT).
+DEFAULT_FAMILIES = [n for n, s in SPECS.items() if s.trainable and not s.optional]
 
 
 class StartRun(BaseModel):
@@ -18,7 +21,7 @@ class StartRun(BaseModel):
     name: str | None = Field(None, max_length=60, description="What the class calls it, shown in the model picker "
                              "(e.g. 'Our poems'): one line of plain text (no control, bidirectional or zero-width "
                              "characters, not only spaces).")
-    families: list[Literal[FAMILIES]] = Field(["gpt", "bert"], min_length=1, max_length=len(FAMILIES),
+    families: list[Literal[FAMILIES]] = Field(DEFAULT_FAMILIES, min_length=1, max_length=len(FAMILIES),
                                               description="Which models to train, from " + ", ".join(FAMILIES)
                                               + " (several: one text, one skeleton, one objective each).")
     minutes: float | None = Field(None, description=f"Wall-clock training budget, {MIN_MINUTES:g} to {MAX_MINUTES:g} minutes "

@@ -2,7 +2,9 @@
    in which a small generator swapped some characters and says, for every character, how likely it
    is that it was swapped. The Train page shows that on its probe line, and the held-out rows. */
 import { el, clear } from "../lib/dom.js";
-import { num, visibleChar } from "../lib/text.js";
+import { num, pct, visibleChar } from "../lib/text.js";
+import { table } from "../lib/charts.js";
+import { splits, splitName } from "../lib/evaluation.js";
 
 export default {
   name: "electra",
@@ -34,6 +36,23 @@ export default {
     return el("p", { class: "note fill-legend" }, [el("mark", { class: "fill-ok", text: "green" }),
       " = a swap ELECTRA caught · ", el("mark", { class: "fill-bad", text: "pink" }),
       " = a swap it missed, or an original character it called swapped"]);
+  },
+
+  /* The home page's model card: how many swaps it catches, how many originals it wrongly flags,
+     against always answering "original", with its own generator's swaps and with random ones. */
+  cardTables(card) {
+    const names = splits(card);
+    const ev = (s) => card.evaluation[s] || {};
+    const rows = [
+      ["Swapped characters caught (p > 50 %)", (e) => pct(e.replaced_recall || 0)],
+      ["Original characters wrongly called swapped", (e) => pct(e.original_flagged || 0)],
+      ["Right at every character", (e) => pct(e.detection_accuracy || 0)],
+      ["Always answering “original”", (e) => pct(e.always_original_accuracy || 0)],
+      ["How often a swapped character scores above an original one (AUC: 1 = always, 0.5 = a coin flip)", (e) => num(e.auc, 3)],
+      ["Swaps caught when the swaps are random characters", (e) => (e.random_fill ? pct(e.random_fill.replaced_recall) : "–")],
+    ].map(([label, pick]) => [label].concat(names.map((s) => pick(ev(s)))));
+    return [table("ELECTRA on held-out plays, its own small generator swapping 15 % of the characters (" +
+      names.map((s) => splitName(card, s)).join("; ") + ")", ["Figure"].concat(names), rows, true)];
   },
 
   results(e) {

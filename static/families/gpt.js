@@ -3,6 +3,9 @@
    shown as text (textContent), never as markup. */
 import { el, clear } from "../lib/dom.js";
 import { num } from "../lib/text.js";
+import { table } from "../lib/charts.js";
+import { withTerms } from "../lib/glossary.js";
+import { splits, splitName } from "../lib/evaluation.js";
 
 export default {
   name: "gpt",
@@ -15,6 +18,16 @@ export default {
     clear(node);
     if (!g) { node.append(el("pre", { class: "sample", text: "(no GPT in this run)" })); return; }
     node.append(el("pre", { class: "sample" }, [el("strong", { text: g.prompt }), g.text]));
+  },
+
+  /* The home page's model card: its figures on held-out plays, one table. */
+  cardTables(card) {
+    const names = splits(card);
+    return [table("GPT on held-out plays, never trained on (lower is better)", ["Split", withTerms("Nats per char"), withTerms("Bits per char"), withTerms("Perplexity")],
+      names.map((s) => {
+        const e = card.evaluation[s];
+        return [splitName(card, s), num(e.nats_per_char), num(e.bits_per_char), num(e.perplexity, 2)];
+      }), true)];
   },
 
   results(m) {

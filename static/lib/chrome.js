@@ -53,8 +53,9 @@ function drawModelPicker() {
   models().then((data) => {
     // "not loaded" sets load on first use; a set that failed to load is not offered
     // a fine-tuned classifier is not a GPT or BERT: it answers on /finetune only
+    const pretrained = new Set((data.families || []).map((f) => f.name)); // the server's model families
     const sets = (data.sets || []).filter((s) => (s.status !== "failed" || s.id === modelId())
-      && (s.families || ["gpt"]).some((f) => f === "gpt" || f === "bert" || f === "electra"));
+      && (!s.families || s.families.some((f) => pretrained.has(f))));
     if (sets.length <= 1 || $("#model-picker")) return;
     const current = modelId() || data.default;
     const select = el("select", { id: "model-picker", "aria-describedby": "model-picker-note" }, sets.map((s) =>

@@ -4,7 +4,8 @@
    (training loss), balanced pairs or the quiz bank (NSP). */
 import { el, clear, $ } from "../lib/dom.js";
 import { pct, num, thousands } from "../lib/text.js";
-import { info } from "../lib/api.js";
+import { families, info } from "../lib/api.js";
+import { know, pieces } from "../families/index.js";
 import { table, lossChart } from "../lib/charts.js";
 import { withTerms } from "../lib/glossary.js";
 
@@ -12,57 +13,6 @@ import { withTerms } from "../lib/glossary.js";
 function kv(rows) {
   return el("table", { class: "metrics" }, el("tbody", {}, rows.filter(Boolean).map(([k, value]) =>
     el("tr", {}, [el("th", { scope: "row", text: k }), el("td", { text: value })]))));
-}
-
-function splits(card) {
-  const keys = Object.keys(card.evaluation || {});
-  return keys.sort((a, b) => (a === "validation" ? -1 : b === "validation" ? 1 : a.localeCompare(b)));
-}
-
-/* "validation (macbeth, twelfth_night)": which held-out plays a split is. */
-function splitName(card, s) {
-  const docs = (card.evaluation[s] || {}).documents || [];
-  return docs.length ? s + " (" + docs.join(", ").replace(/_/g, " ") + ")" : s;
-}
-
-function gptMetrics(card) {
-  const names = splits(card);
-  return table("GPT on held-out plays, never trained on (lower is better)", ["Split", withTerms("Nats per char"), withTerms("Bits per char"), withTerms("Perplexity")],
-    names.map((s) => {
-      const e = card.evaluation[s];
-      return [splitName(card, s), num(e.nats_per_char), num(e.bits_per_char), num(e.perplexity, 2)];
-    }), true);
-}
-
-function bertMetrics(card) {
-  const names = splits(card);
-  const head = ["Model"];
-  for (const s of names) head.push("Top-1 (" + s + ")", "Top-5 (" + s + ")");
-  const row = (label, pick) => [label].concat(...names.map((s) => {
-    const e = pick(card.evaluation[s]) || {};
-    return [pct(e.masked_top1 || 0), pct(e.masked_top5 || 0)];
-  }));
-  const masked = table("BERT masked-character accuracy on held-out plays (" + names.map((s) => splitName(card, s)).join("; ") +
-    "; higher is better)", head, [
-    row("Trained BERT", (e) => e),
-    row("Same architecture, random init", (e) => e.random_init),
-    row("Unigram baseline (most frequent chars)", (e) => e.unigram_baseline),
-  ], true);
-  const pairs = names.map((s) => card.evaluation[s].nsp_pairs).filter(Number.isFinite);
-  const nsp = table("Next-sentence prediction accuracy on balanced pairs from held-out plays (" +
-    (pairs.length ? thousands(pairs[0]) + " pairs per split, " : "") + "half true continuations, half from " +
-    "elsewhere; chance = 50 %)", ["Model"].concat(names),
-    [["Trained BERT"].concat(names.map((s) => pct(card.evaluation[s].nsp_accuracy || 0))),
-      ["Random init"].concat(names.map((s) => pct((card.evaluation[s].random_init || {}).nsp_accuracy || 0)))], true);
-  const out = [masked, nsp];
-  const quiz = card.quiz;
-  if (quiz && Number.isFinite(quiz.accuracy)) {
-    const items = quiz.items || quiz.n || quiz.count;
-    out.push(el("p", { class: "quiz-figure" }, ["On the NSP Quiz's own question bank" +
-      (Number.isFinite(items) ? " (" + thousands(items) + " questions)" : "") + ", BERT answers ",
-      el("strong", { text: pct(quiz.accuracy) }), " correctly (the figure the quiz page compares you with)."]));
-  }
-  return out;
 }
 
 /* ---------- loss curves (lib/charts.js draws them) ---------- */
@@ -73,7 +23,7 @@ function cardChart(card) {
     id: "curve-" + card.name, title: name + " loss during training",
     desc: "Training loss on training batches (solid line, filled dots) and validation loss on held-out plays " +
       "(dashed line, open circles) against training step; the numbers are in the table below.",
-    yLabel: card.family === "bert" ? "loss (MLM + NSP, nats)" : "loss (nats per char)",
+    yLabel: pieces(card.family).chart.yLabel,
     valLabel: "validation loss, on held-out plays (dashed, ○)",
   });
 }
@@ -81,11 +31,12 @@ function cardChart(card) {
 function curveTable(card) {
   const curves = card.curves || [];
   const head = ["Step", "Tokens", "Training loss (training batches)", "Validation loss (held-out)"];
-  const bert = card.family === "bert";
-  if (bert) head.push("Val MLM", "Val NSP");
+  // the parts of a loss made of several (BERT: MLM and NSP; ELECTRA: MLM and RTD), as recorded
+  const parts = [...new Set(curves.flatMap((c) => Object.keys(c).filter((k) => k.startsWith("val_") && k !== "val_loss")))];
+  for (const k of parts) head.push("Val " + k.slice(4).toUpperCase());
   return table(card.name.toUpperCase() + " loss curve numbers", head, curves.map((c) => {
     const row = [thousands(c.step), thousands(c.tokens), num(c.train_loss), num(c.val_loss)];
-    if (bert) row.push(Number.isFinite(c.val_mlm) ? num(c.val_mlm) : "–", Number.isFinite(c.val_nsp) ? num(c.val_nsp) : "–");
+    for (const k of parts) row.push(Number.isFinite(c[k]) ? num(c[k]) : "–");
     return row;
   }));
 }
@@ -116,8 +67,7 @@ function modelCard(card, vocab) {
       ]),
     ]),
   ]);
-  const metrics = card.family === "gpt" ? [gptMetrics(card)] : bertMetrics(card);
-  for (const m of metrics) section.appendChild(m);
+  for (const m of (pieces(card.family).cardTables || (() => []))(card)) section.appendChild(m);
   section.appendChild(el("h4", { text: "Loss during training" }));
   section.appendChild(el("p", { class: "note" }, withTerms("Training loss is measured on the batches being trained on; " +
     "validation loss on held-out plays the model never trains on. Loss is counted in nats (lower is better).")));
@@ -139,10 +89,11 @@ function recipeText(card) {
   }
 }
 
-info().then((info) => {
+Promise.all([info(), families()]).then(([info, known]) => {
+  know(known);
   const box = clear($("#h-cards"));
-  for (const name of ["gpt", "bert"]) {
-    if (info.cards[name]) box.appendChild(modelCard(info.cards[name], info.vocab));
+  for (const f of known) { // every family of the set, in the server's order (its spec; static/families/)
+    if (info.cards[f.name]) box.appendChild(modelCard(info.cards[f.name], info.vocab));
   }
   if (info.cards.bert) recipeText(info.cards.bert);
   $("#h-status").textContent = "Model cards of " + (info.name || "the shipped set") + ". Evaluation tables: measured " +
