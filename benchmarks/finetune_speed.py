@@ -69,7 +69,7 @@ def measure(model: str, task: str, threads: int, extra: list[str]) -> dict:
 def handoff_task(folder: Path, lines: int = 20) -> Path:
     """A class's pooled labels as the class page hands them over: `lines` sentences of the sentiment
     task, labels alternating, no split (the server's seeded split decides)."""
-    from training.finetune_tasks import load_task
+    from training.finetune.tasks import load_task
 
     task = load_task("sentiment")
     pos = [e for e in task.train if e.label == "positive"]
@@ -82,7 +82,7 @@ def handoff_task(folder: Path, lines: int = 20) -> Path:
 
 def from_results() -> None:
     """The committed result files' cost: CPU-seconds per arm and wall seconds of each (one shared core)."""
-    from training.finetune_report import RESULTS, read
+    from training.finetune.report import RESULTS, read
 
     for path in sorted(RESULTS.glob("*.jsonl")):
         head, results, summary = read(path)

@@ -15,7 +15,7 @@ After retraining or repackaging `models/`, run `python -m benchmarks.tables --wr
 - inspection: how closely the attention inspection graphs agree, from `models/inspection.json`;
 - masking: masked top-1 of BERTs trained per character, in spans and in whole words, each under
   each corruption, from the stored measurement `benchmarks/masking_recovery.json` (training/recovery.py);
-- finetune: the fine-tune lab's measured figures, from `models/finetune.card.json` (training/finetune_report.py);
+- finetune: the fine-tune lab's measured figures, from `models/finetune.card.json` (training/finetune/report.py);
 - oldnew: the shipped set against the one it replaced, from the cards and the stored
   `benchmarks/previous_set.json` (the old cards' figures, read by the same function);
 - presetcheck: `--preset long` run again against the shipped checkpoints, from the stored evaluations
@@ -263,8 +263,8 @@ def render_masking(models: Path = MODELS) -> str:
 
 
 def render_finetune(models: Path = MODELS) -> str:
-    """The fine-tune lab's figures, from models/finetune.card.json (python -m training.finetune_report)."""
-    from training.finetune_report import markdown
+    """The fine-tune lab's figures, from models/finetune.card.json (python -m training.finetune.report)."""
+    from training.finetune.report import markdown
 
     return markdown(read_card(models, "finetune"))
 

@@ -104,7 +104,7 @@ def cmd_quiz(args) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["finetune"]:  # its own parser (training/finetune.py), before anything imports torch
+    if argv[:1] == ["finetune"]:  # its own parser (training/finetune/command.py), before anything imports torch
         from .finetune import cli as finetune_cli
         sys.exit(finetune_cli(argv[1:]))
     parser = argparse.ArgumentParser(prog="python -m training", description="Pretrain, evaluate and export tiny char-level GPT and BERT.")

@@ -13,7 +13,7 @@ Shipped (the page's list; the claim is measured on the two whole-input ones):
 
 Candidates (runnable by name, measured in models/finetune.card.json; see training/tasks/README.md),
 among them the lab's first two whole-input tasks; the new ones are written by
-training/finetune_candidates.py:
+training/finetune/candidates.py:
 - sentiment: the sentences of tasks/sentiment.positive.txt and sentiment.negative.txt (written for
   this project); every third sentence of each list is "test".
 - plays: spoken passages (speaker names, stage directions and headings dropped; consecutive lines
@@ -29,7 +29,7 @@ from pathlib import Path
 
 from app.contract.task_format import parse_task
 
-from .finetune_tasks import CORPUS, PLAYS, TASKS_DIR, TRAIN_SHARE, _passages, capitals_lines, spoken_lines, spread
+from .finetune.tasks import CORPUS, PLAYS, TASKS_DIR, TRAIN_SHARE, _passages, capitals_lines, spoken_lines, spread
 
 CAPITALS_PLAYS = ("macbeth", "twelfth_night")
 PLAYS_TRAIN, PLAYS_TEST = 200, 100
@@ -112,8 +112,8 @@ TASK_ROWS = {"spelling": spelling_rows, "backwards": backwards_rows, "capitals":
 
 
 def all_rows() -> dict:
-    """Every task file's rows: the shipped tasks and the candidates (training/finetune_candidates.py)."""
-    from .finetune_candidates import CANDIDATES as MADE
+    """Every task file's rows: the shipped tasks and the candidates (training/finetune/candidates.py)."""
+    from .finetune.candidates import CANDIDATES as MADE
 
     return TASK_ROWS | MADE
 

@@ -15,9 +15,9 @@ file and the presets stay importable without torch):
     live_metric a held-out number measured at each live evaluation (training/live/metrics.py)
 
 A fine-tune is not an entry here: it is a pretrained BERT backbone plus a named head
-(training/finetune_model.py: a whole-input classifier on the mean of the encoder's positions, or a
+(training/finetune/model.py: a whole-input classifier on the mean of the encoder's positions, or a
 per-character head, in the manner of Hugging Face's BertForSequenceClassification and
-BertForTokenClassification), trained by the fine-tune loop (training/finetune_loop.py).
+BertForTokenClassification), trained by the fine-tune loop (training/finetune/loop.py).
 """
 from __future__ import annotations
 

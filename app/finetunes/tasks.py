@@ -1,6 +1,6 @@
 """The fine-tune lab's shipped tasks, read from their files: the table training/tasks/tasks.json
 (name, file, description, provenance and readout of each shipped task and candidate, the one table the trainer
-reads too: training/finetune_tasks.py) and each task file, parsed by the one task-file parser
+reads too: training/finetune/tasks.py) and each task file, parsed by the one task-file parser
 (app/contract/task_format.py) with the trainer's seed, so the list is the one
 `python -m training finetune --list-tasks` prints, without starting a process."""
 from __future__ import annotations

@@ -78,7 +78,7 @@ def test_a_good_task_file_parses():
 @pytest.mark.parametrize("name", ["spelling", "backwards", "capitals", "plays", "sentiment"])
 def test_the_server_accepts_every_shipped_task_file_the_trainer_runs(name):
     """One parser (app/contract/task_format.py) for both: the shipped files carry "source" fields."""
-    from training.finetune_tasks import TASKS_DIR, load_task
+    from training.finetune.tasks import TASKS_DIR, load_task
 
     text = (TASKS_DIR / f"{name}.jsonl").read_text(encoding="utf-8")
     out = task_file.parse(text, 10_000_000)
@@ -141,7 +141,7 @@ def test_a_snapshot_summary_is_by_pretraining_step():
 def test_the_task_list_is_read_from_the_task_files_as_the_trainer_lists_them():
     """GET /api/tasks starts no process: the app reads training/tasks/ (tasks.json and each file)."""
     from app.finetunes.tasks import shipped_tasks
-    from training.finetune_tasks import list_tasks
+    from training.finetune.tasks import list_tasks
 
     tasks = shipped_tasks()
     assert tasks == list_tasks() and [t["name"] for t in tasks][:3] == ["spelling", "backwards", "capitals"]

@@ -19,9 +19,9 @@ import torch
 
 from app.contract.task_format import parse_task
 from training.finetune import cli
-from training.finetune_loop import FinetuneConfig, TaskData, batches, train_arm
-from training.finetune_lpft import finetune_one
-from training.finetune_model import Encoder, build_classifier
+from training.finetune.loop import FinetuneConfig, TaskData, batches, train_arm
+from training.finetune.lpft import finetune_one
+from training.finetune.model import Encoder, build_classifier
 from training.inspect_export import model_from_onnx
 from training.tokenizer import CharTokenizer
 
@@ -98,8 +98,8 @@ def test_the_validation_slice_chooses_the_step_and_lp_ft_starts_from_the_probe(p
 @pytest.mark.slow
 def test_the_probe_is_a_regression_put_into_the_head(pretrained, data):
     """The linear probe fits a logistic regression on frozen features; the exported head answers the same."""
-    from training.finetune_linear import C_GRID, ProbeFeatures, head_from_regression, probe
-    from training.finetune_loop import predict
+    from training.finetune.linear import C_GRID, ProbeFeatures, head_from_regression, probe
+    from training.finetune.loop import predict
 
     frozen = build_classifier("probe", pretrained, len(data.labels), data.kind, 0)
     feats = ProbeFeatures(frozen, data)
@@ -117,7 +117,7 @@ def test_the_probe_is_a_regression_put_into_the_head(pretrained, data):
 
 
 def test_ngram_reads_character_pieces_with_class_weights(data):
-    from training.finetune_linear import C_GRID, char_windows, ngram
+    from training.finetune.linear import C_GRID, char_windows, ngram
 
     fit, val = data.split(data.choose(None, 0), 0, 0.25)
     preds, info = ngram(data, fit, val, 0)
@@ -230,8 +230,8 @@ def test_a_tiny_grid_end_to_end_through_the_command_line(tiny_models_dir, task_f
 
 @pytest.mark.slow
 def test_exported_classifier_matches_pytorch(pretrained, data, tmp_path, tiny_models_dir):
-    from training.finetune_export import export_classifier
-    from training.finetune_model import encode_batch
+    from training.finetune.export import export_classifier
+    from training.finetune.model import encode_batch
     from training.tokenizer import UNK
 
     model = build_classifier("full", pretrained, len(data.labels), data.kind, 0)

@@ -1,5 +1,5 @@
 """The fine-tune figures: the committed result files (models/finetune_results/, written by
-`python -m training.finetune_report --run NAME`) are of the shipped BERT, their summaries are what
+`python -m training.finetune.report --run NAME`) are of the shipped BERT, their summaries are what
 their own result lines give (seed-level t intervals), the card is exactly what the files build, and
 the page's figures are the card's. The docs block itself is compared by tests/app/test_doc_tables.py
 (table 'finetune')."""
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from training.finetune_readout import declared
-from training.finetune_report import PLAN, RESULTS, build_card, fingerprint, read
-from training.finetune_stats import METHOD, t_interval
-from training.finetune_tasks import CANDIDATES, SHIPPED, TASKS_DIR, load_task
+from training.finetune.readout import declared
+from training.finetune.report import PLAN, RESULTS, build_card, fingerprint, read
+from training.finetune.stats import METHOD, t_interval
+from training.finetune.tasks import CANDIDATES, SHIPPED, TASKS_DIR, load_task
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -29,13 +29,13 @@ def files() -> list[Path]:
 
 
 def test_the_figures_are_of_the_shipped_bert_and_the_card_is_what_the_files_build(card):
-    assert files(), "no committed result files: run `python -m training.finetune_report --run spaces-32`"
+    assert files(), "no committed result files: run `python -m training.finetune.report --run spaces-32`"
     assert card["bert_onnx_sha256"] == fingerprint(REPO / "models"), (
-        "models/bert.onnx changed: rerun `python -m training.finetune_report --stale`")
+        "models/bert.onnx changed: rerun `python -m training.finetune.report --stale`")
     for path in files():
         head, _, _ = read(path)
         assert path.stem in PLAN and head["bert_onnx_sha256"] == card["bert_onnx_sha256"], path.name
-    assert card == json.loads(json.dumps(build_card("models"))), "rebuild the card: python -m training.finetune_report"
+    assert card == json.loads(json.dumps(build_card("models"))), "rebuild the card: python -m training.finetune.report"
     assert card["interval"] == METHOD and set(card["not_run"]) == set(PLAN) - {p.stem for p in files()}
 
 

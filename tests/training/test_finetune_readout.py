@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from app.contract.task_format import parse_task
-from training.finetune_loop import TaskData
-from training.finetune_readout import Readout, best_cut, char_scores, declared, why_not
-from training.finetune_tasks import load_task
+from training.finetune.loop import TaskData
+from training.finetune.readout import Readout, best_cut, char_scores, declared, why_not
+from training.finetune.tasks import load_task
 from training.inspect_export import model_from_onnx
 from training.tokenizer import CLS, MASK, SEP, CharTokenizer
 

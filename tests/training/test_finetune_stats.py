@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from training.finetune_stats import METHOD, clear, corrected, interval, paired_difference, score, units
-from training.finetune_summary import summarize
+from training.finetune.stats import METHOD, clear, corrected, interval, paired_difference, score, units
+from training.finetune.summary import summarize
 
 
 def seq_units(right: list[int]) -> np.ndarray:

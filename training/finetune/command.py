@@ -7,10 +7,10 @@ fairly against the baselines.
     python -m training finetune --list-tasks          # JSON of the shipped tasks (no torch imported)
     python -m training finetune --check-task FILE     # JSON list of the file's problems ([] = fine)
 
---task is a shipped task's name (training/finetune_tasks.py) or a .jsonl file (app/contract/task_format.py);
+--task is a shipped task's name (training/finetune/tasks.py) or a .jsonl file (app/contract/task_format.py);
 `--task capitals --corpus PATH` builds the capitals task from any text. The arms
-(training/finetune_runner.py) all get the same labelled examples and the same rule
-(training/finetune_loop.py: a validation slice of their own examples chooses every setting: C, the
+(training/finetune/runner.py) all get the same labelled examples and the same rule
+(training/finetune/loop.py: a validation slice of their own examples chooses every setting: C, the
 learning rate, the step, the threshold); --steps N trains the trained arms exactly N steps instead.
 `readout` comes first: what the pretrained model knows before any label (its zero-label rule is
 size 0 in the results, when the task declares one). Output, one JSON object per line:
@@ -21,9 +21,9 @@ size 0 in the results, when the task declares one). Output, one JSON object per 
     {"event": "result", "arm", "size", "seed", "metric", "score", "accuracy" (+ "f1"), "same_answer",
      "n_test", "examples", "validation", "steps", ..., "seconds", "cpu_seconds"}  (+ "model", "step" with --snapshots)
     {"event": "classifier", "arm", "dir": "classifiers/<arm>", "accuracy", "score", "seconds"}  full, probe and
-        scratch at the largest size, seed 0, exported to OUT/classifiers/<arm>/ (training/finetune_export.py)
-    {"event": "gpt_way", ...}                         (training/finetune_gpt.py)
-    {"event": "summary", ...}                         (training/finetune_summary.py)
+        scratch at the largest size, seed 0, exported to OUT/classifiers/<arm>/ (training/finetune/export.py)
+    {"event": "gpt_way", ...}                         (training/finetune/gpt.py)
+    {"event": "summary", ...}                         (training/finetune/summary.py)
     {"event": "error", "message"}                     then exit status 1 (+ "errors": a malformed task file's list)
 
 Sizes are strings in the summary's keys ("8", "all"). OUT/summary.json keeps the summary. An
@@ -38,7 +38,7 @@ import os
 import sys
 from pathlib import Path
 
-from .finetune_tasks import TaskFormatError, list_tasks, load_task
+from .tasks import TaskFormatError, list_tasks, load_task
 
 ARMS = ("readout", "full", "probe", "scratch", "ngram")
 ALIASES = {"likelihood": "readout"}  # the whole-input readout's old name
@@ -132,10 +132,10 @@ def run(args) -> dict:
 
     from app.contract.task_format import heldout_problem
 
-    from .finetune_runner import Lab
-    from .finetune_summary import summarize
+    from .runner import Lab
+    from .summary import summarize
 
-    from .device import resolve as resolve_device
+    from ..device import resolve as resolve_device
 
     torch.set_num_threads(max(1, args.threads))
     device = resolve_device(args.device)  # a DeviceError (a ValueError naming --device) without a GPU
@@ -180,7 +180,7 @@ def run(args) -> dict:
         grid.insert(0, ("readout", 0, 0))
     trained = [j for j in grid if j[0] in TRAINED] if args.workers > 1 else []
     if trained:
-        from . import finetune_pool
+        from . import pool as finetune_pool
 
         with finetune_pool.pool(min(args.workers, len(trained)), Path(args.model), task, args.steps, device) as ex:
             futures = [finetune_pool.submit(ex, arm, size, seed, export and size == sizes[-1] and seed == 0)
@@ -220,8 +220,8 @@ def snapshot_folders(run: Path) -> list[tuple[str, int, Path]]:
 
 
 def run_snapshots(args, task, size) -> dict:
-    from .finetune_runner import Lab
-    from .finetune_summary import by_step, summarize
+    from .runner import Lab
+    from .summary import by_step, summarize
 
     run_dir = Path(args.snapshots)
     found = snapshot_folders(run_dir)

@@ -30,8 +30,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .model import BERT, Transformer, TransformerConfig, init_weights
-from .tokenizer import CLS, PAD, SEP
+from ..model import BERT, Transformer, TransformerConfig, init_weights
+from ..tokenizer import CLS, PAD, SEP
 
 ARMS = ("full", "probe", "scratch")
 KINDS = ("sequence", "token")

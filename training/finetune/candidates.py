@@ -2,7 +2,7 @@
 from the shipped corpus's two test plays (Julius Caesar, The Tempest: never seen in pretraining);
 labelled examples from the first 70 % of each play, held-out ones from the last 30 %.
 
-    python -m training.finetune_candidates DIR     # writes DIR/<name>.jsonl for each candidate
+    python -m training.finetune.candidates DIR     # writes DIR/<name>.jsonl for each candidate
 
 per character
     spaces       word boundaries: the spaces of a passage removed; tag 1 = a space came after this
@@ -17,7 +17,7 @@ whole input
                  corpus, prose = some line starts with a small letter)
     plays        (the replaced task, for comparison) which play is this passage from?
 
-training/finetune_tasks.py lists the ones that earned a place; the measurements of all of them are
+training/finetune/tasks.py lists the ones that earned a place; the measurements of all of them are
 in docs/finetune.md.
 """
 from __future__ import annotations
@@ -28,7 +28,7 @@ import re
 import sys
 from pathlib import Path
 
-from .finetune_tasks import CORPUS, PLAYS, TRAIN_SHARE, _passages, spoken_lines, spread
+from .tasks import CORPUS, PLAYS, TRAIN_SHARE, _passages, spoken_lines, spread
 
 PER_PLAY = {"train": 150, "test": 60}
 MARKS = ",.;:!?"

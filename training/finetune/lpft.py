@@ -1,5 +1,5 @@
 """The trained arms' recipes (issue 32), each choosing its settings on the validation slice
-(training/finetune_loop.py's train_arm keeps the best check of one run):
+(training/finetune/loop.py's train_arm keeps the best check of one run):
 
     full     LP-FT (Kumar et al., 2022, "Fine-Tuning can Distort Pretrained Features"): first a
              class-weighted logistic-regression head fitted on the frozen pretrained encoder's
@@ -7,20 +7,20 @@
              weight fine-tuned from there at a small learning rate, for each rate of the grid
              (cfg.lr["full"]). The rate and the step (step 0 = the probe's head alone) with the best
              slice score are kept: fine-tuning that does not help on the slice is not kept.
-    scratch  the same architecture from random weights and a smaller one (finetune_model.SMALL),
+    scratch  the same architecture from random weights and a smaller one (model.SMALL),
              each trained at every rate of cfg.lr["scratch"]; the better on the slice is kept, and
              the result says which ("model").
 """
 from __future__ import annotations
 
-from .finetune_loop import FinetuneConfig, TaskData, _state, predict, train_arm
-from .finetune_model import Classifier, build_classifier
+from .loop import FinetuneConfig, TaskData, _state, predict, train_arm
+from .model import Classifier, build_classifier
 
 
 def probe_head(model: Classifier, data: TaskData, fit: list[int], val: list[int], seed: int) -> dict:
     """LP: the head becomes a class-weighted regression on the frozen encoder's features of the fit
     examples (C chosen on the validation ones)."""
-    from . import finetune_linear as lin
+    from . import linear as lin
 
     feats = [lin.ProbeFeatures._features(model, data, [data.train[i] for i in rows], 64) for rows in (fit, val)]
     X, y = lin._stack(feats[0], [data.train[i][1] for i in fit], data.kind)

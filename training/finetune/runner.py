@@ -2,11 +2,11 @@
 command line asks for, each returning the JSON event it prints.
 
     readout     no training: the pretrained model's own head read as the task declares, at zero labels
-                (size 0) and with one threshold (finetune_readout.py)
-    full        LP-FT: the probe's head, then everything fine-tuned (training/finetune_lpft.py)
+                (size 0) and with one threshold (readout.py)
+    full        LP-FT: the probe's head, then everything fine-tuned (training/finetune/lpft.py)
     scratch     the same architecture (and a smaller one) from random weights, everything trained
-    probe       the frozen pretrained BERT's features, a logistic regression (finetune_linear.py)
-    ngram       character 1-3-grams, a logistic regression: no pretraining (finetune_linear.py)
+    probe       the frozen pretrained BERT's features, a logistic regression (linear.py)
+    ngram       character 1-3-grams, a logistic regression: no pretraining (linear.py)
 """
 from __future__ import annotations
 
@@ -17,12 +17,12 @@ from pathlib import Path
 
 from app.contract.task_format import Task
 
-from .finetune_loop import FinetuneConfig, TaskData, budget_note
-from .finetune_lpft import finetune_one
-from .finetune_model import build_classifier
-from .finetune_stats import score, units
-from .inspect_export import model_from_onnx
-from .tokenizer import CharTokenizer
+from .loop import FinetuneConfig, TaskData, budget_note
+from .lpft import finetune_one
+from .model import build_classifier
+from .stats import score, units
+from ..inspect_export import model_from_onnx
+from ..tokenizer import CharTokenizer
 
 TRAINED = ("full", "scratch")
 WHAT_TRAINS = {"full": "every weight (pretrained start)", "scratch": "every weight (random start, no pretraining)",
@@ -45,8 +45,8 @@ class Lab:
         self.cache, self.tracer = None, None
 
     def prepare_export(self, out: Path) -> None:
-        """Start tracing the classifier graph in the background (training/finetune_export.py)."""
-        from .finetune_export import start_tracer
+        """Start tracing the classifier graph in the background (training/finetune/export.py)."""
+        from .export import start_tracer
 
         self.cache = Path(out) / ".cache"
         self.tracer = start_tracer(self.cache, self.bert.cfg.to_dict(), self.task.kind, len(self.task.labels))
@@ -55,7 +55,7 @@ class Lab:
         return budget_note(self.cfg)
 
     def readout_how(self) -> str:
-        from .finetune_readout import describe
+        from .readout import describe
 
         return describe(self.task)
 
@@ -70,7 +70,7 @@ class Lab:
 
     def skip_reason(self, arm: str) -> str | None:
         if arm == "readout":
-            from .finetune_readout import why_not
+            from .readout import why_not
 
             return why_not(self.task, (self.folder / "gpt.onnx").exists())
         return None
@@ -90,7 +90,7 @@ class Lab:
 
     def probe_features(self):
         if self._probe is None:
-            from .finetune_linear import ProbeFeatures
+            from .linear import ProbeFeatures
 
             frozen = build_classifier("probe", self.bert, len(self.data.labels), self.data.kind, 0)
             self._probe = self._timed_setup("probe", lambda: ProbeFeatures(frozen, self.data, self.cfg.eval_batch))
@@ -98,7 +98,7 @@ class Lab:
 
     def readout(self):
         if self._readout is None:
-            from .finetune_readout import Readout
+            from .readout import Readout
 
             self._readout = self._timed_setup("readout", lambda: Readout(self.folder, self.bert, self.data, self.threads))
         return self._readout
@@ -112,7 +112,7 @@ class Lab:
             preds, info = self.readout().zero()
             return None, preds, info | {"examples": 0, "validation": 0}
         chosen = self.data.choose(n, seed)
-        from . import finetune_linear as lin
+        from . import linear as lin
 
         fit, val = (chosen, []) if self.cfg.fixed_steps else self.data.split(chosen, seed, self.cfg.val_share)
         info = {"examples": len(chosen), "validation": len(val)}
@@ -142,13 +142,13 @@ class Lab:
 
     def zero_label(self) -> bool:
         """Does the readout have a zero-label rule here (size 0)? (from the declaration: nothing computed)"""
-        from .finetune_readout import declared
+        from .readout import declared
 
         d = declared(self.task)
         return d is not None and (self.task.kind == "token" or "gpt" in d)
 
     def rebuild(self, result: dict, state: dict):
-        """A worker's fine-tuned model from its weights (training/finetune_pool.py), for export."""
+        """A worker's fine-tuned model from its weights (training/finetune/pool.py), for export."""
         model = build_classifier(result["arm"], self.bert, len(self.data.labels), self.data.kind, result["seed"],
                                  small="smaller" in result.get("model", ""))
         model.load_state_dict(state)
@@ -161,7 +161,7 @@ class Lab:
                 "parameters": sum(p.numel() for p in self.bert.transformer.parameters())}
 
     def export(self, model, result: dict, out: Path) -> dict:
-        from .finetune_export import export_classifier
+        from .export import export_classifier
 
         t0 = time.time()
         arm = result["arm"]
@@ -181,7 +181,7 @@ class Lab:
                 "score": result["score"], "seconds": round(time.time() - t0, 3)}
 
     def gpt_way(self) -> dict:
-        from .finetune_gpt import gpt_way
+        from .gpt import gpt_way
 
         return gpt_way(self.folder, self.task, self.threads)
 

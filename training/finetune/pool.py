@@ -17,7 +17,7 @@ def _start(folder: str, task, steps: int | None, device: str = "cpu") -> None:
     global _LAB
     import torch
 
-    from .finetune_runner import Lab
+    from .runner import Lab
 
     torch.set_num_threads(1)
     _LAB = Lab(Path(folder), task, steps, 1, device)

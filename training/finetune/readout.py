@@ -1,5 +1,5 @@
 """The `readout` arm: what the pretrained model already knows before any label (issue 32). No weights
-change; the model's own pretraining head is read, the way each task declares (training/finetune_tasks.py,
+change; the model's own pretraining head is read, the way each task declares (training/finetune/tasks.py,
 "readout"), and turned into an answer two ways:
 
     size 0   a fixed rule the task declares (no label seen at all): "zero" below
@@ -33,8 +33,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .finetune_loop import TaskData
-from .tokenizer import CLS, MASK, SEP, UNK
+from .loop import TaskData
+from ..tokenizer import CLS, MASK, SEP, UNK
 
 ZERO_CUT = {"insert": 0.5, "other": 0.99, "upper": 0.5}
 GPT_ZERO_FACTOR = 2.0
@@ -133,7 +133,7 @@ class Readout:
         self.data, self.decl = data, declared(data.task) or {}
         self.positive = data.labels.index("1") if "1" in data.labels else (1 - data.majority if len(data.labels) == 2 else None)
         if data.kind == "sequence":
-            from .finetune_gpt import GPTScorer, text_scores
+            from .gpt import GPTScorer, text_scores
 
             scorer = GPTScorer(folder, threads)
             self.train = text_scores(scorer, [t for t, _ in data.train])

@@ -10,8 +10,8 @@ those of the best check, step 0 (the start) included; training ends when the bes
 `patience` checks, or at the cap (`cap_epochs` passes over its examples, `min_cap` to `max_cap`
 steps): a run whose best check is its last at the cap is reported as still improving
 ("still_improving": true). No floor: the slice decides the length. The recipes that call this
-(LP-FT for full, two model sizes for scratch) are training/finetune_lpft.py; the linear arms
-(probe, ngram: training/finetune_linear.py) pick their C on the same slice.
+(LP-FT for full, two model sizes for scratch) are training/finetune/lpft.py; the linear arms
+(probe, ngram: training/finetune/linear.py) pick their C on the same slice.
 
 `--steps N` instead trains every trained arm exactly N steps on all its examples (no slice, no
 choosing): the lab's old fixed budget, for comparison.
@@ -26,16 +26,16 @@ import torch
 
 from app.contract.task_format import Task
 
-from .device import autocast_args
-from .finetune_model import Batch, Classifier, build_classifier, classification_loss, encode_batch
-from .finetune_stats import val_score
-from .tokenizer import UNK
+from ..device import autocast_args
+from .model import Batch, Classifier, build_classifier, classification_loss, encode_batch
+from .stats import val_score
+from ..tokenizer import UNK
 
 
 @dataclass
 class FinetuneConfig:
     batch_size: int = 16
-    # learning-rate grids, chosen on the validation slice per size (training/finetune_lpft.py): LP-FT's
+    # learning-rate grids, chosen on the validation slice per size (training/finetune/lpft.py): LP-FT's
     # fine-tuning stage gentler than a plain fine-tune's 3e-4 (Kumar et al., 2022); from scratch 1e-3
     lr: dict = field(default_factory=lambda: {"full": (1e-4, 3e-5), "scratch": (1e-3,)})
     weight_decay: float = 0.01

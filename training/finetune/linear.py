@@ -1,7 +1,7 @@
 """The fine-tune lab's linear arms: a logistic regression fitted to convergence (scikit-learn's
 lbfgs) with class weights (`class_weight="balanced"`: a rare tag's mistakes cost as much in total
 as the common one's, issue 32), its regularisation strength C picked from `C_GRID` by the task's
-score on the same validation slice the trained arms choose on (training/finetune_loop.py; the
+score on the same validation slice the trained arms choose on (training/finetune/loop.py; the
 log-loss breaks ties). The result says when the chosen C is at an edge of the grid ("C_at_edge").
 
     probe   the linear probe as the literature defines it: the pretrained encoder frozen, a linear
@@ -20,9 +20,9 @@ import warnings
 import numpy as np
 import torch
 
-from .finetune_loop import TaskData
-from .finetune_model import Classifier
-from .finetune_stats import val_score
+from .loop import TaskData
+from .model import Classifier
+from .stats import val_score
 
 C_GRID = (0.001, 0.01, 0.1, 1.0, 10.0, 100.0)
 WINDOW = 3

@@ -1,5 +1,5 @@
 """The fine-tune lab's summary line: every arm's score per size with its 95 % interval (seed level,
-training/finetune_stats.py), the paired differences of the full fine-tune against each other arm,
+training/finetune/stats.py), the paired differences of the full fine-tune against each other arm,
 and a headline that names how many comparisons were made and claims only what survives the
 correction for that many (Bonferroni).
 
@@ -14,7 +14,7 @@ correction for that many (Bonferroni).
 """
 from __future__ import annotations
 
-from .finetune_stats import METHOD, clear, corrected, interval, paired_difference
+from .stats import METHOD, clear, corrected, interval, paired_difference
 
 ARM_WORDS = {"full": "the pretrained model fine-tuned (LP-FT)", "scratch": "the same model from scratch",
              "probe": "the linear probe", "ngram": "character n-grams (no pretraining)",

@@ -1,9 +1,9 @@
 """The fine-tune lab's measured figures: committed result files, the card built from them, the docs tables.
 
-    python -m training.finetune_report --run spaces-32,typos-cheap   # run these PLAN entries, keep their output
-    python -m training.finetune_report --stale                       # rerun every entry whose models changed
-    python -m training.finetune_report                               # card + docs/finetune.md block from the files
-    python -m training.finetune_report --print-only                  # print the tables of the card
+    python -m training.finetune.report --run spaces-32,typos-cheap   # run these PLAN entries, keep their output
+    python -m training.finetune.report --stale                       # rerun every entry whose models changed
+    python -m training.finetune.report                               # card + docs/finetune.md block from the files
+    python -m training.finetune.report --print-only                  # print the tables of the card
 
 Each PLAN entry is one `python -m training finetune` command; its output (every JSON line, after a
 first "command" line naming the command and the sha256 of the bert.onnx and gpt.onnx it ran on) is
@@ -11,7 +11,7 @@ committed as models/finetune_results/NAME.jsonl. The card (models/finetune.card.
 those files alone: each file's summary, whether its models are still the shipped ones (a whole-input
 readout reads the GPT, so a new gpt.onnx makes that entry stale: `--stale` reruns it), the PLAN
 entries not run yet, and one headline over every comparison of every file (the number of tasks x
-sizes x arms compared, each claim Bonferroni-corrected for that number: training/finetune_stats.py).
+sizes x arms compared, each claim Bonferroni-corrected for that number: training/finetune/stats.py).
 `python -m benchmarks.tables --write finetune` prints `markdown(card)` into docs/finetune.md.
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 RESULTS = REPO / "models" / "finetune_results"
 DEFAULT = ["--workers", "1", "--no-export", "--no-gpt"]
 # What the card should hold, cheapest and per-character first (one shared core: issue 32's budget).
@@ -52,7 +52,7 @@ def fingerprint(model: str | Path) -> str:
 
 
 def reads_gpt(args: list[str]) -> bool:
-    from .finetune_tasks import load_task
+    from .tasks import load_task
 
     task = load_task(args[args.index("--task") + 1])
     arms = args[args.index("--arms") + 1].split(",")
@@ -95,7 +95,7 @@ def current(head: dict, model: str = "models") -> bool:
 
 
 def build_card(model: str = "models") -> dict:
-    from .finetune_stats import METHOD, corrected
+    from .stats import METHOD, corrected
 
     files = {}
     for name in PLAN:
@@ -177,7 +177,7 @@ def file_table(name: str, f: dict) -> list[str]:
     sizes = sorted({k for a in arms for k in res[a] if res[a][k].get("n")}, key=lambda k: (k == "all", int(k) if k.isdigit() else 0))
     others = [o for o in (s.get("differences") or {})]
     metric = "accuracy %" if s["metric"] == "accuracy" else "F1 % of the rarer tag"
-    stale = "" if f["current"] else " **stale: its models changed; rerun `python -m training.finetune_report --stale`**"
+    stale = "" if f["current"] else " **stale: its models changed; rerun `python -m training.finetune.report --stale`**"
     out = [f"**{s['task']}** ({metric}; mean (95 % interval); `models/finetune_results/{name}.jsonl`: `{f['command']}`){stale}\n",
            "| labelled examples | " + " | ".join(ARM_HEAD[a] for a in arms) + "".join(f" | LP-FT - {o}" for o in others) + " |",
            "|---" * (1 + len(arms) + len(others)) + "|"]
@@ -195,7 +195,7 @@ def markdown(card: dict) -> str:
     """The tables of docs/finetune.md, from the card alone."""
     if "files" not in card:
         return ("The card `models/finetune.card.json` predates issue 32 (readout, LP-FT, class weights, seed-level "
-                "intervals): run `python -m training.finetune_report --run NAME` and then `python -m training.finetune_report`.")
+                "intervals): run `python -m training.finetune.report --run NAME` and then `python -m training.finetune.report`.")
     out = [f"Intervals: {card['interval']}.\n", f"**Over every file:** {card['headline']['text']}\n"]
     for name, f in card["files"].items():
         out += file_table(name, f)

@@ -125,7 +125,7 @@ def gpt_way(folder: Path, task: Task, threads: int = 1) -> dict:
 
 def text_scores(scorer: GPTScorer, texts: list[str]) -> np.ndarray:
     """Mean log-probability per character of each text (a "\\n" first; cut to the GPT's context):
-    how English-like the GPT finds it (the readout arm's whole-input reading, finetune_readout.py)."""
+    how English-like the GPT finds it (the readout arm's whole-input reading, readout.py)."""
     out = np.zeros(len(texts))
     for i, text in enumerate(texts):
         text = text[: scorer.context - 1]

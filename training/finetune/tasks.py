@@ -21,13 +21,13 @@ letters?"): GPT's likelihood alone, with no labels taught, separates them (the r
 it). They stay as the lab's easy, honest demonstrations of that.
 
 "readout" (issue 32): how the readout arm reads the pretrained model's own head for the task
-(training/finetune_readout.py): {"insert": CHARS} / {"masked": "other" | "upper"} for BERT's
+(training/finetune/readout.py): {"insert": CHARS} / {"masked": "other" | "upper"} for BERT's
 masked-LM head, {"gpt": LABEL} for a whole text (LABEL = what the likelier texts are), "none" for
 no readout. Whole-input tasks with two labels and no declaration get the GPT read with a threshold
 only (no zero-label rule); per-character task files without one have no readout.
 
 CANDIDATES: tasks measured for where pretraining could matter beyond that (issue 26), runnable by
-name (`--task spaces`), built by training/finetune_candidates.py; sentiment and plays, the lab's
+name (`--task spaces`), built by training/finetune/candidates.py; sentiment and plays, the lab's
 first whole-input tasks, are among them. Those measured under issue 32's rules are in
 models/finetune_results/ (docs/finetune.md prints them), kept whether they show a gap or not.
 
@@ -41,7 +41,7 @@ from pathlib import Path
 
 from app.contract.task_format import Task, TaskFormatError, parse_task
 
-TASKS_DIR = Path(__file__).parent / "tasks"
+TASKS_DIR = Path(__file__).parents[1] / "tasks"
 
 # The table of shipped tasks and candidates (file, description, provenance, readout): tasks/tasks.json,
 # the one table the app reads too (app/finetunes/tasks.py lists the shipped ones without a process).
@@ -54,8 +54,8 @@ CAPITALS_TRAIN, CAPITALS_TEST = 300, 100
 TRAIN_SHARE = 0.7
 
 
-# The shipped plays the task builders read (training/build_tasks.py, training/finetune_candidates.py).
-CORPUS = Path(__file__).parent / "corpus" / "shakespeare"
+# The shipped plays the task builders read (training/build_tasks.py, training/finetune/candidates.py).
+CORPUS = Path(__file__).parents[1] / "corpus" / "shakespeare"
 PLAYS = {"julius_caesar": "Julius Caesar", "tempest": "The Tempest"}
 
 SPEAKER = re.compile(r"^[A-Z][A-Z .,'&-]*\.$")  # "FIRST CITIZEN." on a line of its own

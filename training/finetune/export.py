@@ -31,8 +31,8 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-from .export import OPSET, PARITY_TOLERANCE, _program, parity_lengths, save_program
-from .tokenizer import CLS, PAD, SEP
+from ..export import OPSET, PARITY_TOLERANCE, _program, parity_lengths, save_program
+from ..tokenizer import CLS, PAD, SEP
 
 INPUT_FORMAT = ("[CLS] text [SEP], token_type_ids all 0, text cut to context - 2 characters; "
                 "per-character logits: row i + 1 is character i")
@@ -66,18 +66,18 @@ def template_file(cache: Path, cfg: dict, kind: str, n_labels: int) -> Path:
 
 
 def start_tracer(cache: Path, cfg: dict, kind: str, n_labels: int):
-    """Trace the classifier's shape in the background (python -m training.finetune_export ...)."""
+    """Trace the classifier's shape in the background (python -m training.finetune.export ...)."""
     if template_file(cache, cfg, kind, n_labels).exists():
         return None
-    return subprocess.Popen([sys.executable, "-m", "training.finetune_export", str(cache), json.dumps(cfg), kind, str(n_labels)],
+    return subprocess.Popen([sys.executable, "-m", "training.finetune.export", str(cache), json.dumps(cfg), kind, str(n_labels)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def trace_template(cache: Path, cfg: dict, kind: str, n_labels: int) -> None:
     import onnx_ir as ir
 
-    from .finetune_model import Classifier, Encoder
-    from .model import TransformerConfig
+    from .model import Classifier, Encoder
+    from ..model import TransformerConfig
 
     model = Classifier(Encoder(TransformerConfig(**cfg)), n_labels, kind).eval()
     path = template_file(cache, cfg, kind, n_labels)
@@ -175,6 +175,6 @@ def export_classifier(model, out: Path, arm: str, card: dict, vocab_file: Path, 
     return card
 
 
-if __name__ == "__main__":  # the tracer: python -m training.finetune_export CACHE '{config}' KIND N_LABELS
+if __name__ == "__main__":  # the tracer: python -m training.finetune.export CACHE '{config}' KIND N_LABELS
     torch.set_num_threads(1)
     trace_template(Path(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3], int(sys.argv[4]))
