@@ -77,8 +77,8 @@ def build_tiny(folder: Path) -> None:
         with contextlib.redirect_stderr(io.StringIO()):
             Trainer(cfg).fit(log=io.StringIO())
     with contextlib.redirect_stderr(io.StringIO()):
-        package(str(runs / "gpt" / "ckpt.pt"), str(runs / "bert" / "ckpt.pt"), folder / "models",
-                eval_pairs=100, eval_chars=5000, quiz_items=20)
+        package([str(runs / "gpt" / "ckpt.pt"), str(runs / "bert" / "ckpt.pt")], folder / "models",
+                eval_scale=0.05, quiz_items=20)
 
 
 TINY_ROOTS = ("training.train", "training.package")  # what build_tiny imports

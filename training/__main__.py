@@ -89,8 +89,9 @@ def cmd_export(args) -> None:
 def cmd_package(args) -> None:
     from .package import package
     provenance = json.loads(Path(args.provenance).read_text(encoding="utf-8")) if args.provenance else None
-    print(json.dumps(package(args.gpt or None, args.bert or None, args.out, electra_ckpt=args.electra,
-                             provenance=provenance), indent=1))
+    from .families import FAMILIES
+
+    print(json.dumps(package([getattr(args, f) for f in FAMILIES], args.out, provenance=provenance), indent=1))
 
 
 def cmd_quiz(args) -> None:
@@ -120,9 +121,12 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("checkpoint")
     p.add_argument("--out", default="models")
     p = sub.add_parser("package", help="export + evaluate the models and write cards and the NSP quiz to models/ (--gpt '' leaves GPT out)")
-    p.add_argument("--gpt", default="runs/gpt/ckpt.pt")
-    p.add_argument("--bert", default="runs/bert/ckpt.pt")
-    p.add_argument("--electra", default=None, help="an ELECTRA checkpoint (its discriminator becomes electra.onnx)")
+    from app.contract import SPECS
+
+    for name, spec in SPECS.items():  # --gpt, --bert, --electra, ...: one checkpoint per family
+        p.add_argument("--" + name, default=None if spec.optional else f"runs/{name}/ckpt.pt",
+                       help=f"the {spec.label} checkpoint to package ('' leaves it out)"
+                       + ("" if spec.optional else f"; default runs/{name}/ckpt.pt"))
     p.add_argument("--out", default="models")
     p.add_argument("--provenance", default=None, help="a JSON file {family: {source, command, ...}}: where each "
                    "checkpoint came from, copied into its card (the shipped set's: docs/shipped-set.json)")

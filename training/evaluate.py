@@ -15,7 +15,6 @@ import torch
 import torch.nn.functional as F
 
 from .data import Document, NSPPairs, encode_documents, load_corpus, read_documents, split_into_documents
-from .families import build_model
 from .tokenizer import CharTokenizer
 
 
@@ -105,7 +104,7 @@ def evaluate_bert(model, tok: CharTokenizer, docs: list[Document], n_pairs: int 
     batches = bert_eval_batches(tok, docs, model.cfg.context, n_pairs, seed=seed)
     trained = _masked_accuracy(model, batches)
     torch.manual_seed(seed)
-    random_init = _masked_accuracy(build_model("bert", model.cfg).eval(), batches)
+    random_init = _masked_accuracy(type(model)(model.cfg).eval(), batches)  # the same architecture, untrained
     counts = torch.zeros(tok.vocab_size)
     for ch, c in tok.counts.items():
         counts[tok.stoi[ch]] = c

@@ -49,6 +49,10 @@ class Family:
     live: str = ""  # live view: f(model, tok, prompt, probe, positions) -> dict
     uses_nsp: bool = False  # its set may carry the NSP quiz bank
     live_metric: str = ""  # f(tok, held-out docs, train config) -> measure(model) -> {name: value}
+    inspected: bool = False  # package writes its attention inspection graph (training/inspect_export.py)
+    web_check: str = ""  # the browser's engine runs it: its fp16 web copy's check (training/export/web.py)
+    masked: bool = False  # its objective hides characters (the card says the mask rate and masking)
+    long_run: dict = field(default_factory=dict)  # its settings in `--preset long` beyond the shared ones (presets.py)
 
     def model_class(self):
         return _load(self.model)
@@ -73,6 +77,9 @@ class Family:
 
     def evaluator(self):
         return _load(self.evaluate)
+
+    def web_checker(self):
+        return _load(self.web_check)
 
     def live_view(self):
         return _load(self.live)
@@ -104,21 +111,25 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
            preset={"lr_scale": 1.0, "min_warmup": 0, "optimizer": "adamw"},
            objective_text=lambda tc: "causal language modelling (next character)", attention="causal",
            export="training.export:GPTExport", program_ref="training.export:gpt_program", evaluate="training.evaluate:evaluate_gpt",
-           eval_size={"max_chars": 400_000}, live="training.live.views:gpt_sample"),
+           eval_size={"max_chars": 400_000}, live="training.live.views:gpt_sample", inspected=True,
+           web_check="training.export.web:check_gpt"),
     Family("bert", model="training.model:BERT", objective="training.objectives:MaskedLM",
            defaults={"lr": 3e-3, "warmup": 100, "optimizer": "muon", "dropout": 0.0},
            preset={"lr_scale": 0.3, "min_warmup": 100, "optimizer": "muon"},
            objective_text=_mlm_text, attention="bidirectional",
            export="training.export:BERTExport", program_ref="training.export:plain_program", evaluate="training.evaluate:evaluate_bert",
-           eval_size={"n_pairs": 2000}, live="training.live.views:bert_fill", uses_nsp=True,
-           live_metric="training.live.metrics:bert_masked_top1"),
+           eval_size={"n_pairs": 2000}, live="training.live.views:bert_fill", uses_nsp=True, inspected=True,
+           live_metric="training.live.metrics:bert_masked_top1", web_check="training.export.web:check_bert", masked=True,
+           long_run={"context": 128, "lr": 3e-3, "dropout": 0.0, "steps": 6800, "schedule": "cosine", "min_lr_ratio": 0.1}),
     Family("electra", model="training.electra:ELECTRA", objective="training.electra:ReplacedTokenDetection",
            defaults={"lr": 3e-3, "warmup": 100, "optimizer": "muon", "dropout": 0.0},
            preset={"lr_scale": 0.3, "min_warmup": 100, "optimizer": "muon"},
            objective_text=lambda tc: "replaced-token detection (a half-width generator fills 15 % masked "
                                      "characters; the discriminator says original or replaced at every character)",
            attention="bidirectional", export="training.electra:ELECTRAExport", program_ref="training.export:plain_program",
-           evaluate="training.electra:evaluate_electra", eval_size={"n_rows": 400}, live="training.electra:live_view"),
+           evaluate="training.electra:evaluate_electra", eval_size={"n_rows": 400}, live="training.electra:live_view",
+           masked=True, long_run={"context": 128, "lr": 1e-3, "warmup": 100, "dropout": 0.0, "steps": 3000,
+                                  "optimizer": "adamw", "schedule": "cosine", "min_lr_ratio": 0.1}),
 )}
 
 

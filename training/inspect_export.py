@@ -38,8 +38,10 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from app.contract import SPECS
+
 from .export import OPSET, PARITY_TOLERANCE, empty_cache, parity_lengths
-from .families import build_model
+from .families import FAMILIES, build_model
 from .model import TransformerConfig
 from .onnx_meta import strip_ir
 
@@ -50,23 +52,37 @@ def attn_names(n_layer: int) -> list[str]:
     return [f"attn_{i}" for i in range(n_layer)]
 
 
+def inspected_families() -> list[str]:
+    """The families that get an inspection graph (their entry's `inspected`, training/families.py)."""
+    return [name for name, f in FAMILIES.items() if f.inspected]
+
+
+def has_segments(model) -> bool:
+    """Whether the model reads segment ids (token_type_ids) beside the characters (BERT does)."""
+    return model.transformer.seg_emb is not None
+
+
+def model_logits(model, ids, segments=None):
+    """The model's own forward, its character logits (an encoder's first output)."""
+    out = model(ids) if segments is None else model(ids, segments)
+    return out[0] if isinstance(out, tuple) else out
+
+
 class Inspect(nn.Module):
     """The model's forward with each layer's attention weights kept (batch 1 at inference)."""
 
-    def __init__(self, model, family: str):
+    def __init__(self, model):
         super().__init__()
-        self.model, self.family = model, family
+        self.model = model
 
     def forward(self, input_ids, token_type_ids=None):
         t = self.model.transformer
         B, T = input_ids.shape
         positions = torch.arange(T, device=input_ids.device)
         x = t.tok_emb(input_ids) + t.pos_emb(positions)
-        if self.family == "bert":
+        if t.seg_emb is not None:
             x = x + t.seg_emb(token_type_ids)
-            allowed = (input_ids != PAD_ID)[:, None, None, :]  # (B, 1, 1, T): every non-[PAD] key
-        else:
-            allowed = torch.ones(T, T, dtype=torch.bool, device=input_ids.device).tril()  # key j <= query i
+        allowed = self.model.allowed(input_ids)  # the model's own mask: causal, or every non-[PAD] key
         weights = []
         for block in t.blocks:
             attn = block.attn
@@ -78,22 +94,18 @@ class Inspect(nn.Module):
             weights.append(w)
             x = x + attn.proj((w @ v).transpose(1, 2).reshape(B, T, C))
             x = x + block.mlp(block.ln2(x))
-        h = t.ln_f(x)
-        if self.family == "gpt":
-            logits = self.model.lm_head(h)
-        else:
-            logits = self.model.mlm_transform(h) @ t.tok_emb.weight.t() + self.model.mlm_bias
-        return (logits, *weights)
+        return (self.model.char_logits(t.ln_f(x)), *weights)
 
 
-def export_inspection(model, family: str, path: Path) -> None:
+def export_inspection(model, path: Path) -> None:
     cfg = model.cfg
     seq = torch.export.Dim("seq", min=2, max=cfg.context)
     ids = torch.full((1, 6), 5, dtype=torch.long)
-    names = ["input_ids"] + (["token_type_ids"] if family == "bert" else [])
-    args = (ids,) if family == "gpt" else (ids, torch.zeros_like(ids))
-    shapes = {"input_ids": {1: seq}} | ({"token_type_ids": {1: seq}} if family == "bert" else {})
-    program = torch.onnx.export(Inspect(model, family).eval(), args, dynamo=True, opset_version=OPSET,
+    segments = has_segments(model)
+    names = ["input_ids"] + (["token_type_ids"] if segments else [])
+    args = (ids, torch.zeros_like(ids)) if segments else (ids,)
+    shapes = {name: {1: seq} for name in names}
+    program = torch.onnx.export(Inspect(model).eval(), args, dynamo=True, opset_version=OPSET,
                                 input_names=names, output_names=["logits", *attn_names(cfg.n_layer)],
                                 dynamic_shapes=shapes, external_data=False, verbose=False)
     strip_ir(program.model)  # no stack traces (absolute source paths) in served files
@@ -104,19 +116,18 @@ def export_inspection(model, family: str, path: Path) -> None:
 
 
 @torch.no_grad()
-def reference_weights(model, family: str, ids: torch.Tensor, segments: torch.Tensor | None = None):
+def reference_weights(model, ids: torch.Tensor, segments: torch.Tensor | None = None):
     """The attention weights of the model's own forward (training/model.py): each block's attention
     input is captured with a forward hook and its softmax recomputed from the block's own qkv."""
     inputs = []
     hooks = [b.attn.register_forward_hook(lambda m, a, out: inputs.append(a[0])) for b in model.transformer.blocks]
     try:
-        logits = model(ids) if family == "gpt" else model(ids, segments)[0]
+        logits = model_logits(model, ids, segments)
     finally:
         for h in hooks:
             h.remove()
     T = ids.shape[1]
-    allowed = (torch.ones(T, T, dtype=torch.bool).tril() if family == "gpt"
-               else (ids != PAD_ID)[:, None, None, :])
+    allowed = model.allowed(ids)
     out = []
     for block, x in zip(model.transformer.blocks, inputs):
         B, _, C = x.shape
@@ -129,7 +140,7 @@ def reference_weights(model, family: str, ids: torch.Tensor, segments: torch.Ten
 
 
 @torch.no_grad()
-def check_inspection(model, family: str, path: Path, vocab_size: int, seed: int = 0) -> dict:
+def check_inspection(model, path: Path, vocab_size: int, seed: int = 0) -> dict:
     """Max |ONNX - PyTorch| of the inspection graph's logits and weights, and of its rows' sums
     over allowed keys from 1, at several lengths (BERT with [PAD] slots at the end)."""
     import onnxruntime as ort
@@ -141,12 +152,12 @@ def check_inspection(model, family: str, path: Path, vocab_size: int, seed: int 
         T = max(T, 2)
         ids = torch.randint(5, vocab_size, (1, T), generator=gen)
         seg = None
-        if family == "bert":
+        if has_segments(model):
             ids[0, T - T // 4:] = PAD_ID  # a few [PAD] slots: their columns must be empty
             seg = torch.zeros_like(ids)
             seg[:, T // 2:] = 1
-        ref_logits, ref_w = reference_weights(model, family, ids, seg)
-        feeds = {"input_ids": ids.numpy()} | ({"token_type_ids": seg.numpy()} if family == "bert" else {})
+        ref_logits, ref_w = reference_weights(model, ids, seg)
+        feeds = {"input_ids": ids.numpy()} | ({"token_type_ids": seg.numpy()} if seg is not None else {})
         logits, *weights = sess.run(None, feeds)
         report["logits"] = max(report["logits"], float(np.abs(logits - ref_logits.numpy()).max()))
         for w, r in zip(weights, ref_w):
@@ -195,8 +206,8 @@ def onnx_state_dict(path: Path, family: str) -> dict[str, torch.Tensor]:
             state[module[len(prefix):] + ".weight"] = torch.from_numpy(inits[node.input[1]].T.copy())
     for key, value in _used_parameters(m.graph.node, inits, prefix):
         state.setdefault(key, torch.from_numpy(value.copy()))
-    if family == "gpt":  # tied: the exporter kept one copy, under lm_head
-        state["transformer.tok_emb.weight"] = state["lm_head.weight"]
+    if "lm_head.weight" in state:  # tied (GPT): the exporter kept one copy, under lm_head
+        state.setdefault("transformer.tok_emb.weight", state["lm_head.weight"])
     return state
 
 
@@ -239,20 +250,18 @@ def model_from_onnx(folder: Path, family: str):
     cfg = TransformerConfig(**card["config"])
     model = build_model(family, cfg).eval()
     model.load_state_dict(onnx_state_dict(folder / f"{family}.onnx", family), strict=True)
-    if family == "gpt":
-        model.lm_head.weight = model.transformer.tok_emb.weight
+    spec = SPECS[family]
+    inputs, outputs = spec.io(cfg.n_layer)
     sess = ort.InferenceSession(str(folder / f"{family}.onnx"), providers=["CPUExecutionProvider"])
     gen = torch.Generator().manual_seed(1)
     diff = 0.0
     for T in parity_lengths(cfg.context):
         ids = torch.randint(5, cfg.vocab_size, (1, T), generator=gen)
-        if family == "gpt":
-            out = sess.run(["logits"], {"input_ids": ids.numpy(), **empty_cache(cfg, 1)})[0]
-            ref = model(ids).numpy()
-        else:
-            seg = torch.zeros_like(ids)
-            out = sess.run(["mlm_logits"], {"input_ids": ids.numpy(), "token_type_ids": seg.numpy()})[0]
-            ref = model(ids, seg)[0].numpy()
+        seg = torch.zeros_like(ids) if "token_type_ids" in inputs else None
+        feeds = {"input_ids": ids.numpy()} | ({"token_type_ids": seg.numpy()} if seg is not None else {}) \
+            | (empty_cache(cfg, 1) if spec.cached else {})
+        out = sess.run(outputs[:1], feeds)[0]  # its character logits come first
+        ref = model_logits(model, ids, seg).numpy()
         diff = max(diff, float(np.abs(out - ref).max()))
     if diff > PARITY_TOLERANCE:
         raise RuntimeError(f"{family}: the model rebuilt from {family}.onnx differs from it by {diff:.2e}")
@@ -264,7 +273,7 @@ def inspect_set(folder: Path, checkpoints: dict[str, str] | None = None, models:
     weights come from `models` (already loaded), else a checkpoint, else the set's own ONNX file."""
     folder = Path(folder)
     report = {}
-    for family in ("gpt", "bert"):
+    for family in inspected_families():
         ckpt = (checkpoints or {}).get(family)
         if (models or {}).get(family) is not None:
             model, source, rebuilt = models[family].eval(), "checkpoint (as packaged)", None
@@ -280,8 +289,8 @@ def inspect_set(folder: Path, checkpoints: dict[str, str] | None = None, models:
         else:
             continue
         path = folder / f"{family}.attn.onnx"
-        export_inspection(model, family, path)
-        check = check_inspection(model, family, path, model.cfg.vocab_size)
+        export_inspection(model, path)
+        check = check_inspection(model, path, model.cfg.vocab_size)
         if not check["ok"]:
             raise RuntimeError(f"inspection graph parity failed: {json.dumps(check)}")
         report[family] = {"file": path.name, "bytes": path.stat().st_size, "source": source,
@@ -302,10 +311,10 @@ def write_inspection(folder: Path, checkpoints: dict[str, str] | None = None, mo
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(prog="python -m training.inspect_export", description=__doc__.split("\n\n")[0])
     p.add_argument("folder", help="model set folder (e.g. models/)")
-    p.add_argument("--gpt", help="GPT checkpoint (default: rebuild from gpt.onnx)")
-    p.add_argument("--bert", help="BERT checkpoint (default: rebuild from bert.onnx)")
+    for family in inspected_families():
+        p.add_argument("--" + family, help=f"{SPECS[family].label} checkpoint (default: rebuild from {family}.onnx)")
     a = p.parse_args(argv)
-    print(json.dumps(write_inspection(Path(a.folder), {"gpt": a.gpt, "bert": a.bert}), indent=1))
+    print(json.dumps(write_inspection(Path(a.folder), {f: getattr(a, f) for f in inspected_families()}), indent=1))
 
 
 if __name__ == "__main__":

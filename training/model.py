@@ -198,7 +198,16 @@ class GPT(nn.Module):
         positions = torch.arange(T, device=idx.device)
         # THE line that makes this a GPT: each character sees only itself and what came before.
         h = self.transformer(idx, positions, is_causal=True)
-        return self.lm_head(h)  # (B, T, vocab)
+        return self.char_logits(h)  # (B, T, vocab)
+
+    def char_logits(self, h):
+        return self.lm_head(h)
+
+    def allowed(self, idx):
+        """forward()'s rule written out as a (T, T) boolean mask, key j visible to query i iff j <= i
+        (what the attention page draws; forward itself lets the fused kernel apply it)."""
+        T = idx.shape[1]
+        return torch.ones(T, T, dtype=torch.bool, device=idx.device).tril()
 
     def forward_with_cache(self, idx, past, past_length):
         """Process T new characters that follow `past_length` cached ones.
@@ -240,12 +249,17 @@ class BERT(nn.Module):
     def forward(self, idx, segments, pad_id: int = 0):
         B, T = idx.shape
         positions = torch.arange(T, device=idx.device)
-        # THE line that makes this a BERT: every character sees every (non-padding) character.
-        attn_mask = (idx != pad_id)[:, None, None, :]  # (B, 1, 1, T)
-        h = self.transformer(idx, positions, segments, attn_mask=attn_mask)  # (B, T, C)
-        mlm_logits = self.mlm_transform(h) @ self.transformer.tok_emb.weight.t() + self.mlm_bias  # (B, T, vocab)
+        h = self.transformer(idx, positions, segments, attn_mask=self.allowed(idx, pad_id))  # (B, T, C)
+        mlm_logits = self.char_logits(h)  # (B, T, vocab)
         nsp_logits = self.nsp_head(torch.tanh(self.pooler(h[:, 0])))  # (B, 2)
         return mlm_logits, nsp_logits
+
+    def allowed(self, idx, pad_id: int = 0):
+        # THE line that makes this a BERT: every character sees every (non-padding) character.
+        return (idx != pad_id)[:, None, None, :]  # (B, 1, 1, T)
+
+    def char_logits(self, h):
+        return self.mlm_transform(h) @ self.transformer.tok_emb.weight.t() + self.mlm_bias
 
 
 def count_parameters(model: nn.Module) -> int:

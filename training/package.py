@@ -27,19 +27,20 @@ def corpus_info(corpus: str) -> dict:
     }
 
 
-def package(gpt_ckpt: str | None, bert_ckpt: str | None, out_dir: str | Path = "models", eval_split: str = "test",
-            eval_pairs: int = 2000, eval_chars: int = 400_000, quiz_items: int = 200, quiz_seed: int = 7,
-            electra_ckpt: str | None = None, provenance: dict | None = None) -> dict:
-    """Each checkpoint is read once; the loaded model goes to export, evaluation and the card, all
-    written by the one model-set writer (training/export/model_set.py). A checkpoint left out
-    (None) leaves that family's files as they are. provenance: {family: {...}}, what a checkpoint
-    cannot say of itself (where it came from, the command that made it, its wall clock), copied
-    into that family's card as "provenance" (`--provenance FILE`, e.g. docs/shipped-set.json)."""
+def package(checkpoints, out_dir: str | Path = "models", eval_split: str = "test", eval_scale: float = 1.0,
+            quiz_items: int = 200, quiz_seed: int = 7, provenance: dict | None = None) -> dict:
+    """checkpoints: the checkpoint files to package (each says its own family; None entries are
+    skipped). Each is read once; the loaded model goes to export, evaluation and the card, all
+    written by the one model-set writer (training/export/model_set.py). A family left out leaves
+    its files as they are. eval_scale: a share of each family's evaluation size (tests use less).
+    provenance: {family: {...}}, what a checkpoint cannot say of itself (where it came from, the
+    command that made it, its wall clock), copied into that family's card as "provenance"
+    (`--provenance FILE`, e.g. docs/shipped-set.json)."""
     from .train import load_checkpoint
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    paths = [c for c in (gpt_ckpt, bert_ckpt, electra_ckpt) if c]
+    paths = [c for c in checkpoints if c]
     loaded = [load_checkpoint(c) for c in paths]  # (family, model, tok, state)
     if len({tuple(tok.chars) for _, _, tok, _ in loaded}) > 1:
         raise ValueError("the models were trained with different vocabularies; train them on the same corpus")
@@ -51,7 +52,7 @@ def package(gpt_ckpt: str | None, bert_ckpt: str | None, out_dir: str | Path = "
             from .nsp_calibration import calibrate_nsp
 
             calibration = calibrate_nsp(model, tok, held_out_documents(None, state["train_config"]["corpus"], "validation"))
-        size = {"gpt": {"max_chars": eval_chars}, "bert": {"n_pairs": eval_pairs}}.get(name, family(name).eval_size)
+        size = {k: max(1, int(v * eval_scale)) for k, v in family(name).eval_size.items()}
         corpus = state["train_config"]["corpus"]
         evaluation = {split: evaluate_model(name, model, tok, corpus, split=split, **size)
                       for split in ("validation", eval_split)}
@@ -72,7 +73,7 @@ def package(gpt_ckpt: str | None, bert_ckpt: str | None, out_dir: str | Path = "
     # The attention page's inspection graphs (training/inspect_export.py), from the same models.
     from .inspect_export import write_inspection
 
-    inspected = {name: model for name, model, _, _ in loaded if name in ("gpt", "bert")}
+    inspected = {name: model for name, model, _, _ in loaded if family(name).inspected}
     if inspected:
         summary["inspection"] = write_inspection(out_dir, models=inspected)
     return summary

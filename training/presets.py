@@ -66,12 +66,10 @@ PRESETS: dict[str, dict] = {
 LONG_RUNS: dict[str, dict] = {
     "long": {"minutes": 0.0, "n_layer": 4, "n_head": 6, "n_embd": 192, "n_ff": 768, "context": 256,
              "batch_size": 128, "lr": 3e-3, "warmup": 200, "dropout": 0.2, "steps": 7000, "eval_interval": 500,
-             "schedule": "wsd", "decay_frac": 0.3, "min_lr_ratio": 0.0,
-             "families": {"bert": {"context": 128, "lr": 3e-3, "dropout": 0.0, "steps": 6800,
-                                   "schedule": "cosine", "min_lr_ratio": 0.1},
-                          "electra": {"context": 128, "lr": 1e-3, "warmup": 100, "dropout": 0.0, "steps": 3000,
-                                      "optimizer": "adamw", "schedule": "cosine", "min_lr_ratio": 0.1}}},
+             "schedule": "wsd", "decay_frac": 0.3, "min_lr_ratio": 0.0},
 }
+# Each family's own long-run settings beyond these (BERT's context, dropout 0 and cosine; ELECTRA's
+# AdamW and 3,000 steps) are its entry's `long_run` in training/families.py, measured as above.
 
 # How a preset scales for each family is its table entry's "preset" (training/families.py): BERT
 # learns from 15 % of its positions only and, at GPT's peak rates (5e-3 and 1e-2 measured), stays
@@ -93,7 +91,7 @@ def preset_config(name_or_minutes: str | float, family: str = "gpt", corpus_char
     scale = family_entry(family).preset
     if name_or_minutes in LONG_RUNS:  # explicit per-family values, no budget scaling
         cfg = {**RECIPE, **LONG_RUNS[name_or_minutes], "optimizer": scale["optimizer"]}
-        cfg.update(cfg.pop("families").get(family, {}))
+        cfg.update(family_entry(family).long_run)
         return fit_to_corpus(cfg, int(corpus_chars)) if corpus_chars is not None else cfg
     if isinstance(name_or_minutes, str) and name_or_minutes not in PRESETS:
         try:

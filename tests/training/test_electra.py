@@ -87,7 +87,7 @@ def test_package_writes_electra_onnx_and_card(tiny_corpus, tmp_path):
     from training.package import package
 
     Trainer(tiny(tiny_corpus, tmp_path / "run", steps=6, eval_interval=6)).fit(log=io.StringIO())
-    summary = package(None, None, tmp_path / "set", electra_ckpt=str(tmp_path / "run" / "ckpt.pt"))
+    summary = package([str(tmp_path / "run" / "ckpt.pt")], tmp_path / "set")
     assert summary["electra"]["parity_max_abs_diff"] < 1e-4
     card = json.loads((tmp_path / "set" / "electra.card.json").read_text())
     assert card["family"] == "electra" and card["onnx"]["file"] == "electra.onnx"

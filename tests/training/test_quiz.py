@@ -129,8 +129,8 @@ def test_package_reads_each_checkpoint_once(tiny_runs_dir, tmp_path, monkeypatch
     loads = []
     real_load = torch.load
     monkeypatch.setattr(torch, "load", lambda f, *a, **k: loads.append(str(f)) or real_load(f, *a, **k))
-    summary = package(str(tiny_runs_dir / "gpt" / "ckpt.pt"), str(tiny_runs_dir / "bert" / "ckpt.pt"), tmp_path,
-                      eval_pairs=50, eval_chars=2000, quiz_items=10)
+    summary = package([str(tiny_runs_dir / "gpt" / "ckpt.pt"), str(tiny_runs_dir / "bert" / "ckpt.pt")], tmp_path,
+                      eval_scale=0.025, quiz_items=10)
     assert sorted(loads) == sorted([str(tiny_runs_dir / f / "ckpt.pt") for f in ("gpt", "bert")])
     assert summary["quiz"]["items"] == 10
     assert quiz_mod.QUIZ_FILE in {p.name for p in tmp_path.iterdir()}

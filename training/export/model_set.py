@@ -92,8 +92,8 @@ def card(tc: dict, model_cfg: dict, model, step: int, elapsed: float, curves: li
         "training": {
             "steps": step, "tokens": step * tc["batch_size"] * tc["context"], "seconds": round(elapsed, 1),
             "seed": tc["seed"], "batch_size": tc["batch_size"], "lr": tc["lr"], "warmup": tc["warmup"],
-            "weight_decay": tc["weight_decay"], "mask_rate": tc["mask_rate"] if fam.name != "gpt" else None,
-            "masking": tc.get("masking", "char") if fam.name != "gpt" else None, "clock": tc.get("clock", "wall"),
+            "weight_decay": tc["weight_decay"], "mask_rate": tc["mask_rate"] if fam.masked else None,
+            "masking": tc.get("masking", "char") if fam.masked else None, "clock": tc.get("clock", "wall"),
             "threads": tc["threads"], "precision": precision_that_runs(tc.get("device") or "cpu", tc.get("precision", "fp32")), "compile": tc.get("compile", False),
             "optimizer": tc.get("optimizer"), "schedule": tc.get("schedule"), "dropout": tc.get("dropout"),
             "device": tc.get("device") or "cpu",  # checkpoints from before --device trained on the CPU

@@ -31,9 +31,15 @@ from onnx import TensorProto, helper, numpy_helper
 from app.contract import (CLS, FIRST_CHAR, MASK, SEP, VOCAB_FILE, cache_names, cache_shape, card_file, onnx_file,
                           uniform, write_json)
 
+from ..families import FAMILIES, family
+
 WEB_DIR, MANIFEST = "web", "manifest.json"
 FORMAT = 1
-WEB_FAMILIES = ("gpt", "bert")  # what the engine runs (Generation and Mask-Fill)
+
+
+def web_families() -> tuple[str, ...]:
+    """The families the browser's engine runs: those whose entry names an fp16 check (training/families.py)."""
+    return tuple(n for n, f in FAMILIES.items() if f.web_check)
 CHECK_PROMPTS = ("To be, or not to be, ", "ROMEO:\n", "the ")
 CHECK_SEEDS = (0, 1, 42)
 CHECK_CHARS = 200
@@ -158,9 +164,6 @@ def _probs(mlm: np.ndarray, n: int) -> np.ndarray:
     return z / z.sum(-1, keepdims=True)
 
 
-CHECKS = {"gpt": check_gpt, "bert": check_bert}
-
-
 def _write(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     try:
@@ -171,11 +174,12 @@ def _write(path: Path, data: bytes) -> None:
         raise
 
 
-def write_web_copies(folder: Path, families=WEB_FAMILIES) -> dict | None:
+def write_web_copies(folder: Path, families=None) -> dict | None:
     """Write folder/web/ (hashed copies, their .gz, manifest.json) for the families the set holds;
     the manifest, or None when the set holds none of them. Old copies are removed."""
     folder = Path(folder)
-    present = [f for f in families if (folder / onnx_file(f)).is_file() and (folder / card_file(f)).is_file()]
+    present = [f for f in (families or web_families())
+               if (folder / onnx_file(f)).is_file() and (folder / card_file(f)).is_file()]
     if not present or not (folder / VOCAB_FILE).is_file():
         return None
     chars = json.loads((folder / VOCAB_FILE).read_text(encoding="utf-8"))["chars"]
@@ -198,7 +202,7 @@ def write_web_copies(folder: Path, families=WEB_FAMILIES) -> dict | None:
             keep.update({old["file"], old["file"] + ".gz"})
             continue
         half = fp16_graph(onnx.load_from_string(fp32)).SerializeToString()
-        check = CHECKS[fam](fp32, half, config, chars)
+        check = family(fam).web_checker()(fp32, half, config, chars)  # its own fp16 check (training/families.py)
         data, storage = (half, "fp16") if check["ok"] else (fp32, "fp32")
         digest = hashlib.sha256(data).hexdigest()
         name = f"{fam}.{digest[:16]}.onnx"

@@ -94,7 +94,7 @@ def add_live_args(p: argparse.ArgumentParser) -> None:
 def list_presets() -> list[dict]:
     from ..presets import preset_config, preset_names
 
-    return [{"name": n, "minutes": preset_config(n, "gpt")["minutes"],
+    return [{"name": n, "minutes": next(preset_config(n, f) for f in FAMILIES)["minutes"],
              **{f: preset_config(n, f) for f in FAMILIES}} for n in preset_names()]
 
 

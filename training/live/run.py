@@ -179,12 +179,13 @@ class LiveRun(Callback):
 
     def quiz(self) -> dict | None:
         """An NSP quiz bank from the held-out documents, when they are long enough for one."""
-        if "bert" not in self.trainers:  # the quiz is BERT's (next-sentence prediction)
+        nsp = [f for f in self.trainers if family(f).uses_nsp]  # the quiz is next-sentence prediction's
+        if not nsp:
             return None
         from ..quiz import build_quiz, held_out_for_quiz
 
         try:
-            items = build_quiz(held_out_for_quiz(self.corpus["path"]), self.configs["bert"].context, n_items=40)
+            items = build_quiz(held_out_for_quiz(self.corpus["path"]), self.configs[nsp[0]].context, n_items=40)
         except ValueError:
             return None
         return {"source": "held-out part of the run's corpus", "items": items}

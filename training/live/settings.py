@@ -8,6 +8,8 @@ from pathlib import Path
 
 from app.contract import CHECKPOINTS_DIR
 
+from ..families import family as family_entry
+
 SNAPSHOT_FRACTIONS = (0.0, 0.01, 0.05, 0.2, 0.5)  # of the budget; plus final/
 PROGRESS_EVERY_S = 1.0
 SAMPLE_EVERY_S = 10.0
@@ -59,7 +61,7 @@ def command_lines(args, configs: dict, run_dir: Path) -> dict:
         for name in ("n_layer", "n_head", "n_embd", "n_ff", "context", "batch_size", "lr", "warmup", "seed"):
             cmd += ["--" + name.replace("_", "-"), f"{getattr(c, name):g}" if isinstance(getattr(c, name), float) else str(getattr(c, name))]
         cmd += ["--minutes", f"{c.minutes:g}"] + (["--steps", str(c.steps)] if c.steps < 10**9 else [])
-        if family == "bert" and not c.nsp:
+        if family_entry(family).uses_nsp and not c.nsp:
             cmd.append("--no-nsp")
         if c.masking != "char":
             cmd += ["--masking", c.masking]

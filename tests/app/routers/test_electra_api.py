@@ -23,7 +23,7 @@ def electra_client(tiny_models_dir, tiny_corpus, tmp_path_factory):
         Trainer(cfg).fit(log=io.StringIO())
     models = tmp_path_factory.mktemp("electra-set") / "set"
     shutil.copytree(tiny_models_dir, models)
-    package(None, None, models, electra_ckpt=str(run / "ckpt.pt"))
+    package([str(run / "ckpt.pt")], models)
     with TestClient(create_app(Settings(models_dir=models))) as c:
         yield c
 
