@@ -3,17 +3,24 @@
    POST /api/mask-fill/corrupt. "Guess first" hides the masked characters until every guess is typed,
    then reveals the truth, BERT's ranking and you vs BERT.
    Positions count characters as the server does (code points: an emoji is one).
-   URL: text, pos (comma-separated indices), k, rate (percent), seed, guess (1 = guess first). */
+   URL: text, pos (comma-separated indices), k, rate (percent), seed, guess (1 = guess first).
+   Its pieces: the answer cards (mask_fill_cards.js), the guess boxes (mask_fill_guess.js) and part 3,
+   the training corruption (mask_fill_corrupt.js). */
 import { el, clear, $, debounce } from "../lib/dom.js";
-import { visibleChar, charName, pct, thousands, clamp, len, cut, chars as textChars } from "../lib/text.js";
+import { visibleChar, charName, thousands, clamp, len, cut, chars as textChars } from "../lib/text.js";
 import { clearError, fieldMessage, clearFieldErrors } from "../lib/errors.js";
 import { api, info, latest } from "../lib/api.js";
 import { urlState } from "../lib/state.js";
 import { valueText } from "../lib/chrome.js";
-import { bars, table } from "../lib/charts.js";
 import { linkHas } from "../lib/corpus.js";
-import { ask, badge, isStatic, warmUp } from "../lib/compute.js";
+import { ask, badge, warmUp } from "../lib/compute.js";
 import * as engine from "../lib/engine.js";
+import { maskCard, scoreLine, unknownNote } from "./mask_fill_cards.js";
+import { drawGuesses, revealState } from "./mask_fill_guess.js";
+import { clearCorrupt, corrupt as corruptNow, showRecipe } from "./mask_fill_corrupt.js";
+
+const corrupt = () => corruptNow(v, FIELDS);
+const corruptSoon = debounce(corrupt, 200);
 
 const DEFAULT_TEXT = "To be, or not to be, that is the question.";
 const state = urlState({ text: DEFAULT_TEXT, pos: [17, 18], k: 5, rate: 15, seed: 0, guess: false });
@@ -23,7 +30,6 @@ let maxMasks = null; // from /api/models limits
 let maxSeed = Infinity; // from /api/models limits; the server checks it anyway
 let vocabSize = null;
 const fills = latest(); // the latest answer wins
-const corruptions = latest(); // the latest answer wins
 let focusIndex = 0; // the one character of the strip in the Tab order (roving tabindex)
 let guesses = {}; // position -> typed character (guess-first mode)
 let revealed = false;
@@ -168,35 +174,9 @@ function showMode() {
   $("#mf-corrupt-section").hidden = hiding;
 }
 
-function drawGuessInputs() {
-  const box = clear($("#mf-guess-inputs"));
-  if (!v.guess) return;
-  if (!v.pos.length) {
-    box.appendChild(el("p", { class: "note", text: "Mask some characters first (or ask your instructor for a link)." }));
-    return;
-  }
-  for (const p of v.pos) {
-    const id = "mf-guess-" + p;
-    const input = el("input", { type: "text", id, class: "guess-input", maxlength: "2", autocomplete: "off",
-      autocapitalize: "off", spellcheck: "false", value: guesses[p] || "", dataset: { position: String(p) } });
-    input.addEventListener("input", () => {
-      const typed = textChars(input.value);
-      guesses[p] = typed.length ? typed[typed.length - 1] : "";
-      if (typed.length > 1) input.value = guesses[p];
-      updateRevealButton();
-    });
-    box.appendChild(el("div", { class: "guess-field" }, [el("label", { for: id, text: "Position " + p }), input]));
-  }
-  updateRevealButton();
-}
-
-function updateRevealButton() {
-  const missing = v.pos.filter((p) => !guesses[p]).length;
-  const button = $("#mf-reveal");
-  button.disabled = revealed || !v.pos.length || missing > 0;
-  $("#mf-guess-status").textContent = revealed ? "" : missing ? missing + " guess" + (missing === 1 ? "" : "es") +
-    " to go, then Reveal." : "All guessed: press Reveal.";
-}
+/* The guess boxes (pages/mask_fill_guess.js): `guesses` is this page's, filled as the student types. */
+const drawGuessInputs = () => drawGuesses(v, guesses, revealed);
+const updateRevealButton = () => revealState(v, guesses, revealed);
 
 $("#mf-guess").addEventListener("change", (event) => {
   state.set({ guess: event.target.checked });
@@ -225,65 +205,6 @@ $("#mf-again").addEventListener("click", () => {
 });
 
 /* ---------- predictions ---------- */
-function unknownNote(unknown) {
-  if (!unknown || !unknown.length) return null;
-  return el("p", { class: "note", text: "Not in the model's vocabulary (read as [UNK]): " +
-    unknown.map((u) => charName(u.char) + " at " + u.position).join(", ") });
-}
-
-/* all: every prediction (guess mode asks for the whole vocabulary, to rank the student's guess). */
-function maskCard(mask, guess) {
-  const original = mask.original;
-  const all = mask.predictions;
-  let shown = all.slice(0, v.k);
-  const guessAt = guess ? all.findIndex((p) => p.char === guess) : -1;
-  if (guessAt >= v.k) shown = shown.concat([all[guessAt]]);
-  const rows = shown.map((p) => {
-    const marks = [];
-    if (original && p.char === original.char) marks.push("original");
-    if (guess && p.char === guess) marks.push("guess");
-    return { char: p.char, prob: p.prob, marks };
-  });
-  const card = el("article", { class: "card mask-card", dataset: { position: String(mask.position) } }, [
-    el("h3", { text: "Mask at position " + mask.position + (original ? ": was " + charName(original.char) : "") }),
-  ]);
-  if (original) {
-    card.appendChild(el("p", { class: "original-line" }, [
-      "★ Original " + charName(original.char) + ": ",
-      el("strong", { class: "original-prob", dataset: { prob: String(original.prob) }, text: pct(original.prob) }),
-      " · rank ", el("strong", { class: "original-rank", text: String(original.rank) }),
-      original.rank === 1 ? " (BERT's top guess)" : "",
-    ]));
-  }
-  if (guess) {
-    const right = original && guess === original.char;
-    card.appendChild(el("p", { class: "guess-line" }, [
-      "✎ You guessed " + charName(guess) + ": ",
-      el("span", { class: right ? "ok" : "nok", text: right ? "right" : "wrong" }),
-      guessAt >= 0 ? " · BERT gives it " + pct(all[guessAt].prob) + " (rank " + (guessAt + 1) + ")"
-        : " · not a character BERT knows",
-    ]));
-  }
-  const chart = el("div", { class: "chart" });
-  card.appendChild(chart);
-  bars(chart, rows, { label: "Top " + Math.min(v.k, all.length) + " guesses for position " + mask.position,
-    caption: "BERT's top " + Math.min(v.k, all.length) + " guesses at position " + mask.position });
-  return card;
-}
-
-function scoreLine(masks) {
-  let you = 0, bert = 0;
-  for (const m of masks) {
-    if (!m.original) continue;
-    if (guesses[m.position] === m.original.char) you++;
-    if (m.original.rank === 1) bert++;
-  }
-  return el("p", { class: "scoreboard versus", "aria-live": "polite" }, [
-    el("span", {}, ["You: ", el("strong", { id: "mf-score-you", text: you + " / " + masks.length })]),
-    el("span", {}, ["BERT (top guess): ", el("strong", { id: "mf-score-bert", text: bert + " / " + masks.length })]),
-  ]);
-}
-
 function clearPredictions(message) {
   fills.cancel();
   clear($("#mf-results"));
@@ -315,8 +236,8 @@ async function fill() {
     clearError();
     fieldMessage(textBox, "", "error");
     const results = clear($("#mf-results"));
-    if (guessing) results.appendChild(scoreLine(data.masks));
-    for (const mask of data.masks) results.appendChild(maskCard(mask, guessing ? guesses[mask.position] : null));
+    if (guessing) results.appendChild(scoreLine(data.masks, guesses));
+    for (const mask of data.masks) results.appendChild(maskCard(mask, guessing ? guesses[mask.position] : null, v.k));
     const note = unknownNote(data.unknown_chars);
     if (note) results.appendChild(note);
     status.textContent = data.masks.length + " mask" + (data.masks.length === 1 ? "" : "s") +
@@ -329,75 +250,6 @@ async function fill() {
   }
 }
 const fillSoon = debounce(fill, 150);
-
-/* ---------- corruption recipe ---------- */
-const ACTION = { mask: "became [MASK]", random: "random character", unchanged: "left unchanged" };
-const ACTION_NOTE = { mask: "mask", random: "random", unchanged: "same" };
-
-function clearCorrupt(message) {
-  corruptions.cancel();
-  clear($("#mf-corrupted"));
-  clear($("#mf-corrupt-table"));
-  $("#mf-corrupt-status").textContent = message;
-}
-
-function renderCorrupt(data) {
-  const out = clear($("#mf-corrupted"));
-  const byPos = new Map(data.selected.map((s) => [s.position, s]));
-  data.corrupted.forEach((token, i) => {
-    const sel = byPos.get(i);
-    const shown = token === "[MASK]" ? "M" : visibleChar(token);
-    out.appendChild(el("span", { class: "tok" + (sel ? " is-" + sel.action : ""), title: sel ? ACTION[sel.action] : null }, [
-      el("span", { text: shown }),
-      el("span", { class: "tok-note", text: sel ? ACTION_NOTE[sel.action] : "\u00a0" }),
-    ]));
-  });
-  const box = clear($("#mf-corrupt-table"));
-  const n = data.selected.length;
-  const right = data.selected.filter((s) => s.correct).length;
-  box.appendChild(el("p", { class: "step-info corrupt-accuracy" }, n
-    ? ["Selected " + n + " of " + data.tokens.length + " characters; BERT recovered ",
-      el("strong", { text: right + " of " + n + " (" + pct(data.accuracy === null ? 0 : data.accuracy) + ")" }), "."]
-    : "No character was selected at this rate and seed: raise the mask rate or re-sample."));
-  if (!n) return;
-  const rows = data.selected.map((s) => [
-    String(s.position), charName(s.original), ACTION[s.action], s.shown === "[MASK]" ? "[MASK]" : charName(s.shown),
-    charName(s.prediction) + " (" + pct(s.prob) + ")", s.correct ? "✓ yes" : "✗ no",
-    s.top.map((t) => visibleChar(t.char) + " " + pct(t.prob)).join(", "),
-  ]);
-  box.appendChild(table("Selected positions and BERT's guesses",
-    ["Position", "Original", "What happened", "Model saw", "Top guess", "Recovered?", "Top 5"], rows, true));
-  const note = unknownNote(data.unknown_chars);
-  if (note) box.appendChild(note);
-}
-
-async function corrupt() {
-  if (!v.text) {
-    clearCorrupt("No sentence to corrupt.");
-    return;
-  }
-  const current = corruptions.begin();
-  const status = $("#mf-corrupt-status");
-  if (isStatic()) {
-    status.textContent = "This part needs the playground's server (python -m app): this copy has none, so only parts 1 and 2 work here.";
-    return;
-  }
-  status.textContent = "Corrupting with seed " + v.seed + "…";
-  try {
-    const data = await api("/api/mask-fill/corrupt", { body: { text: v.text, mask_rate: v.rate / 100, seed: v.seed }, fields: FIELDS });
-    if (!current()) return;
-    clearError();
-    renderCorrupt(data);
-    status.textContent = "Mask rate " + v.rate + " %, seed " + v.seed + ".";
-  } catch (err) {
-    if (current()) {
-      clear($("#mf-corrupted"));
-      clear($("#mf-corrupt-table"));
-      status.textContent = "No corruption: see the message above.";
-    }
-  }
-}
-const corruptSoon = debounce(corrupt, 200);
 
 /* ---------- controls ---------- */
 function textChanged() {
@@ -492,24 +344,6 @@ $("#mf-reset").addEventListener("click", () => {
   corrupt();
 });
 
-/* ---------- the recipe's numbers come from the BERT card ---------- */
-function showRecipe(card) {
-  const ev = card.evaluation || {};
-  const split = ev.validation || Object.values(ev)[0] || {};
-  const recipe = split.recipe || {};
-  const rate = recipe.mask_rate !== undefined ? recipe.mask_rate : (card.training || {}).mask_rate;
-  const put = (sel, x) => { if (Number.isFinite(x)) $(sel).textContent = Math.round(x * 100) + " %"; };
-  put("#mf-recipe-rate", rate);
-  put("#mf-recipe-mask", recipe.mask);
-  put("#mf-recipe-random", recipe.random);
-  put("#mf-recipe-same", recipe.unchanged);
-  if (Number.isFinite(rate) && !new URLSearchParams(location.search).has("rate")) {
-    v.rate = Math.round(rate * 100);
-    syncControls();
-  }
-  return rate;
-}
-
 /* A run's set: the examples menu lists lines of its own held-out text, and the default sentence
    (a link without `text`) is one of them, with a word blanked, instead of Shakespeare's. */
 function useOwnExamples(examples) {
@@ -544,7 +378,7 @@ info().then((info) => {
   if (bert && bert.config) {
     maxLen = bert.config.context - 2;
     $("#mf-help-len").textContent = " BERT reads at most " + maxLen + " characters.";
-    showRecipe(bert);
+    showRecipe(bert, (rate) => { v.rate = rate; syncControls(); });
   }
 }).catch(() => {}).finally(() => {
   const fitted = fitText(v.text, "link's sentence");
