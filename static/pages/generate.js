@@ -3,18 +3,19 @@
    seed and the draw index (app/sampling.py: u_i = splitmix32(splitmix32(seed) ^ i) / 2^32, inverse CDF
    over the final distribution), the same draw as /api/generate and the stream make, so stepping 30
    characters gives the same text as fast sampling with the same prompt, knobs and seed.
-   URL: prompt, out (generated so far), temperature, top_k, top_p, seed, view (distribution tab). */
+   URL: prompt, out (generated so far), temperature, top_k, top_p, seed, view (distribution tab).
+   The distribution chart (tabs, panels, table) is generate_dists.js; the text so far, generate_text.js. */
 import { el, clear, $, debounce, typingTarget } from "../lib/dom.js";
-import { visibleChar, charName, pct, num, thousands, clamp, len, cut, chars as textChars } from "../lib/text.js";
+import { charName, pct, num, thousands, clamp, len, cut, chars as textChars } from "../lib/text.js";
 import { clearError, fieldMessage, clearFieldErrors, report } from "../lib/errors.js";
 import { ApiError, info, latest } from "../lib/api.js";
 import { urlState, isProjector } from "../lib/state.js";
 import { ask, stream, badge, lastWhere, warmUp } from "../lib/compute.js";
 import * as engine from "../lib/engine.js";
 import { shortcutsEnabled, valueText } from "../lib/chrome.js";
-import { bars, table } from "../lib/charts.js";
-import { withTerms } from "../lib/glossary.js";
 import { linkHas } from "../lib/corpus.js";
+import { drawDists, showDists, wireTabs } from "./generate_dists.js";
+import { appendVisible, drawText, tail } from "./generate_text.js";
 
 const phone = window.matchMedia("(max-width: 600px)").matches;
 const ROWS = isProjector() ? 7 : phone ? 8 : 12; // bars per panel (all of them are in the table)
@@ -87,22 +88,6 @@ function syncControls() {
 
 const fullText = () => v.prompt + v.out;
 
-function tail(text, n) {
-  const chars = textChars(text);
-  return (chars.length > n ? "…" : "") + chars.slice(-n).map(visibleChar).join("");
-}
-
-function appendVisible(node, text) {
-  for (const part of text.split(/(\n)/)) {
-    if (part === "\n") {
-      node.appendChild(el("span", { class: "vis", "aria-hidden": "true", text: "⏎" }));
-      node.appendChild(document.createTextNode("\n"));
-    } else if (part) {
-      node.appendChild(document.createTextNode(part));
-    }
-  }
-}
-
 /* GPT reads at most `context` characters: say so when the text is longer. */
 function contextNote() {
   const n = len(fullText());
@@ -111,106 +96,17 @@ function contextNote() {
 }
 
 function renderText(highlightLast) {
-  const box = clear($("#g-text"));
-  appendVisible(box, v.prompt);
-  const chars = textChars(v.out);
-  const body = highlightLast ? chars.slice(0, -1).join("") : v.out;
-  const fresh = el("span", { class: "gen-new" });
-  appendVisible(fresh, body);
-  if (highlightLast && chars.length) {
-    const last = chars[chars.length - 1];
-    fresh.appendChild(el("span", { class: "gen-last", title: "just sampled", text: visibleChar(last) }));
-    if (last === "\n") fresh.appendChild(document.createTextNode("\n"));
-  }
-  box.appendChild(fresh);
-  box.scrollTop = box.scrollHeight;
+  const chars = drawText($("#g-text"), v.prompt, v.out, highlightLast);
   $("#g-count").textContent = String(chars.length);
   $("#g-undo").disabled = chars.length === 0;
   contextNote();
 }
 
-/* ---------- the distribution tabs: one panel at a time, or all three side by side ---------- */
-function activeView() {
-  if (v.view) return v.view;
-  return phone ? "final" : "all"; // the projector too: the three side by side, before and after each knob
-}
-
-function showView() {
-  const view = activeView();
-  for (const tab of document.querySelectorAll("#g-tabs [role='tab']")) {
-    const on = tab.dataset.view === view;
-    tab.setAttribute("aria-selected", on ? "true" : "false");
-    tab.tabIndex = on ? 0 : -1;
-  }
-  for (const panel of document.querySelectorAll("#g-dists .dist-panel")) {
-    panel.hidden = view !== "all" && panel.dataset.dist !== view;
-  }
-  $("#g-dists").classList.toggle("one", view !== "all");
-}
-
-$("#g-tabs").addEventListener("click", (event) => {
-  const tab = event.target.closest("[role='tab']");
-  if (!tab) return;
-  state.set({ view: tab.dataset.view });
-  showView();
-});
-$("#g-tabs").addEventListener("keydown", (event) => {
-  const tabs = [...document.querySelectorAll("#g-tabs [role='tab']")];
-  const i = tabs.indexOf(event.target);
-  const move = { ArrowRight: 1, ArrowLeft: -1 }[event.key];
-  if (i < 0 || !move) return;
-  event.preventDefault();
-  event.stopPropagation();
-  const next = tabs[(i + move + tabs.length) % tabs.length];
-  state.set({ view: next.dataset.view });
-  showView();
-  next.focus();
-});
-
-/* ---------- drawing the three distributions ---------- */
-function draw(data, sampled) {
-  const order = data.chars.map((_, i) => i).sort((a, b) => data.raw[b] - data.raw[a]);
-  let shown = order.slice(0, ROWS);
-  if (sampled !== undefined && !shown.includes(sampled)) shown = shown.concat([sampled]);
-  const panels = [
-    ["raw", "1. Raw softmax", "the model's own probabilities"],
-    ["tempered", v.temperature === 0 ? "2. Temperature 0 (greedy)" : "2. After temperature " + num(v.temperature, 2),
-      v.temperature === 0 ? "greedy: the top character only" : "softmax(logits ÷ " + num(v.temperature, 2) + ")"],
-    ["final", "3. After top-k / top-p", "k " + (v.top_k || "off") + " · p " + (v.top_p >= 1 ? "off" : num(v.top_p, 2)) +
-      " · renormalised · sampled from"],
-  ];
-  const box = clear($("#g-dists"));
-  for (const [field, title, sub] of panels) {
-    const chart = el("div", { class: "chart" });
-    box.appendChild(el("section", { class: "card dist-panel", id: "g-panel-" + field, role: "tabpanel",
-      "aria-labelledby": "g-tab-" + field, dataset: { dist: field } }, [
-      el("h3", {}, withTerms(title)),
-      el("p", { class: "sub" }, withTerms(sub)),
-      el("p", { class: "entropy" }, withTerms("entropy H = ").concat(
-        [el("strong", { class: "entropy-value", text: num(data.entropy[field], 3) })], withTerms(" nats"))),
-      chart,
-    ]));
-    const rows = shown.map((i) => {
-      const marks = [];
-      if (field === "final" && !data.kept[i]) marks.push("cut");
-      if (i === sampled) marks.push("sampled");
-      return { char: data.chars[i], prob: data[field][i], marks };
-    });
-    bars(chart, rows, { label: title, table: false });
-    const hidden = data.chars.length - shown.length;
-    if (hidden > 0) chart.appendChild(el("p", { class: "note", text: "+ " + hidden + " less likely characters (see the table)" }));
-  }
-  showView();
-  const tableBox = clear($("#g-dist-table"));
-  tableBox.appendChild(table("All " + data.chars.length + " characters, most likely first",
-    ["Character", "Raw", "After temperature", "Final", "Kept"],
-    order.map((i) => [charName(data.chars[i]), pct(data.raw[i], 2), pct(data.tempered[i], 2), pct(data.final[i], 2),
-      (data.kept[i] ? "kept" : "cut") + (i === sampled ? ", sampled" : "")])));
-  if (data.unknown_chars && data.unknown_chars.length) {
-    tableBox.appendChild(el("p", { class: "note", text: "Not in the vocabulary (read as [UNK]): " +
-      data.unknown_chars.map((u) => charName(u.char)).join(", ") }));
-  }
-}
+/* ---------- the three distributions (pages/generate_dists.js draws them) ---------- */
+const view = () => v.view || (phone ? "final" : "all"); // the projector too: the three side by side
+const showView = () => showDists(view());
+wireTabs((name) => { state.set({ view: name }); showView(); });
+const draw = (data, sampled) => { drawDists(data, sampled, v, ROWS); showView(); };
 
 /* The distribution at this point of the text. `generated` tells the server how many trailing
    characters were generated, so it reads the same window generation would; with `seed` it also

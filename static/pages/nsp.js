@@ -5,17 +5,17 @@
    comma-separated question ids in the order to answer them), a and b (your own pair).
    Scores live in sessionStorage: one running score for the open quiz, one per class set. In the
    static copy the same three answers come from this device (lib/engine_lessons.js: BERT's NSP head
-   and the quiz bank shipped beside the models). */
+   and the quiz bank shipped beside the models). The pair on screen: nsp_pair.js; the scores: nsp_score.js. */
 import { el, clear, $, debounce, typingTarget } from "../lib/dom.js";
 import { charName, pct, thousands, len } from "../lib/text.js";
 import { clearError, fieldMessage, sentence } from "../lib/errors.js";
 import { api, info, latest } from "../lib/api.js";
 import { urlState, modelId } from "../lib/state.js";
 import { shortcutsEnabled } from "../lib/chrome.js";
-import { bars } from "../lib/charts.js";
-import { withTerms } from "../lib/glossary.js";
 import { isStatic, badge, warmUp, computeHere } from "../lib/compute.js";
 import { onDevice } from "../lib/engine_lessons.js";
+import { playName, probChart, renderSequence, setTitles } from "./nsp_pair.js";
+import { answered as storedAnswer, record, reset, score } from "./nsp_score.js";
 
 /* The server's answer, or this device's in the static copy (which has no server). */
 async function ask(path, opts) {
@@ -23,8 +23,6 @@ async function ask(path, opts) {
   return computeHere(() => onDevice.nsp(path, opts));
 }
 
-const FREE_KEY = "pp-nsp-score";
-const SET_KEY = "pp-nsp-set:";
 const MAX_SET = 200;
 const state = urlState({
   q: -1,
@@ -37,21 +35,7 @@ let question = null; // {id, index, a, b, count}
 let answered = false;
 let bankSize = null;
 let context = 128;
-let titles = {};
 const loads = latest(); // the latest answer wins
-
-function playName(raw) {
-  if (!raw) return "an unknown play";
-  if (titles[raw]) return titles[raw];
-  const small = new Set(["a", "an", "and", "as", "at", "by", "for", "in", "of", "on", "or", "the", "to"]);
-  const roman = new Set(["ii", "iii", "iv", "v", "vi", "vii", "viii", "ix"]);
-  return raw.split(/[_\s]+/).filter(Boolean).map((w, k) => {
-    const lw = w.toLowerCase();
-    if (roman.has(lw)) return lw.toUpperCase();
-    if (k > 0 && small.has(lw)) return lw;
-    return lw.charAt(0).toUpperCase() + lw.slice(1);
-  }).join(" ");
-}
 
 /* A message in plain words right after `anchor` (the control that caused it), scrolled into view. */
 const fieldError = (anchor, message) => fieldMessage(anchor, message, "error", "after");
@@ -81,38 +65,8 @@ function setLink(ids) {
   return location.origin + location.pathname + "?" + p.toString().replace(/%2C/g, ",");
 }
 
-/* ---------- score ---------- */
-function readStore(key, fallback) {
-  try {
-    const s = JSON.parse(sessionStorage.getItem(key) || "null");
-    if (s && typeof s === "object") return s;
-  } catch (err) { /* a broken entry starts afresh */ }
-  return fallback;
-}
-
-function writeStore(key, value) {
-  try {
-    sessionStorage.setItem(key, JSON.stringify(value));
-  } catch (err) { /* private mode: the score still shows for this page view */ }
-}
-
-let free = readStore(FREE_KEY, { n: 0, you: 0, model: 0 });
-if (!Number.isFinite(free.n)) free = { n: 0, you: 0, model: 0 };
-let setAnswers = {}; // id -> {guess, correct, model_correct}
-
-function loadSetAnswers() {
-  const stored = inSet() ? readStore(SET_KEY + setIds.join(","), {}) : {};
-  setAnswers = stored && typeof stored.answers === "object" && stored.answers ? stored.answers : {};
-}
-
-function score() {
-  if (!inSet()) return free;
-  const rows = setIds.map((id) => setAnswers[id]).filter(Boolean);
-  return { n: rows.length, you: rows.filter((r) => r.correct).length, model: rows.filter((r) => r.model_correct).length };
-}
-
 function showScore() {
-  const s = score();
+  const s = score(setIds);
   $("#n-score-you").textContent = s.you + " / " + s.n;
   $("#n-score-model").textContent = s.model + " / " + s.n;
   const note = $("#n-set-note");
@@ -125,42 +79,6 @@ function showScore() {
   note.textContent = s.n < total
     ? "Class set: " + total + " questions in a fixed order. Answered " + s.n + " of " + total + "."
     : "Class set finished: you " + s.you + " / " + total + ", BERT " + s.model + " / " + total + ".";
-}
-
-function record(r, guess) {
-  if (inSet()) {
-    setAnswers[r.id] = { guess, correct: r.correct, model_correct: r.model_correct };
-    writeStore(SET_KEY + setIds.join(","), { answers: setAnswers });
-  } else {
-    free = { n: free.n + 1, you: free.you + (r.correct ? 1 : 0), model: free.model + (r.model_correct ? 1 : 0) };
-    writeStore(FREE_KEY, free);
-  }
-  showScore();
-}
-
-/* ---------- the [CLS] A [SEP] B [SEP] layout ---------- */
-function segment(cls, label, text) {
-  return el("div", { class: "segment " + cls }, [
-    el("span", { class: "seg-label" }, withTerms(label)),
-    el("span", { class: "seg-text", text }),
-  ]);
-}
-
-function renderSequence(box, a, b, sources) {
-  clear(box);
-  const from = (k) => (sources ? " · from " + playName(sources[k]) : "");
-  box.appendChild(el("span", { class: "special", text: "[CLS]" }));
-  box.appendChild(segment("seg-a", "Segment A · token type 0" + from(0), a));
-  box.appendChild(el("span", { class: "special", text: "[SEP]" }));
-  box.appendChild(segment("seg-b", "Segment B · token type 1" + from(1), b));
-  box.appendChild(el("span", { class: "special", text: "[SEP]" }));
-}
-
-function probChart(container, p, caption) {
-  bars(container, [
-    { char: "IsNext", label: "IsNext", prob: p, marks: [] },
-    { char: "NotNext", label: "NotNext", prob: 1 - p, marks: [] },
-  ], { wide: true, label: caption, caption });
 }
 
 /* Answer buttons stay readable after answering (aria-disabled, not disabled) so the chosen one
@@ -207,7 +125,7 @@ async function loadQuestion() {
       ? (v.q + 1) + " of " + setIds.length + " in the class set (" + data.id + ")"
       : data.id + " (" + (data.index + 1) + " of " + data.count + ")";
     renderSequence($("#n-seq"), data.a, data.b);
-    const before = inSet() ? setAnswers[data.id] : null;
+    const before = storedAnswer(setIds, data.id);
     if (before) {
       await answer(before.guess, true); // already answered in this set: show it again, score unchanged
     } else {
@@ -238,7 +156,10 @@ async function answer(guess, replay) {
     if (question !== item) return;
     clearError();
     fieldError($("#n-answer-row"), "");
-    if (!replay) record(r, guess);
+    if (!replay) {
+      record(setIds, r, guess);
+      showScore();
+    }
     setAnswerButtons("done", guess);
     renderSequence($("#n-seq"), item.a, item.b, [r.source_a, r.source_b]);
     const box = clear($("#n-result"));
@@ -270,7 +191,6 @@ function next() {
 function enterSet(ids) {
   setIds = ids;
   state.set({ set: ids.join(","), q: ids.length ? 0 : -1 });
-  loadSetAnswers();
   showScore();
   loadQuestion();
 }
@@ -297,8 +217,9 @@ async function makeSet() {
     const j = i + Math.floor(Math.random() * (pool.length - i));
     [pool[i], pool[j]] = [pool[j], pool[i]];
   }
-  enterSet(pool.slice(0, n).map((i) => "q" + String(i).padStart(3, "0")));
-  writeStore(SET_KEY + setIds.join(","), { answers: {} });
+  const ids = pool.slice(0, n).map((i) => "q" + String(i).padStart(3, "0"));
+  reset(ids); // a new set starts with no answers
+  enterSet(ids);
   $("#n-set-copied").textContent = "";
 }
 
@@ -322,7 +243,7 @@ async function copyLink() {
 function showModelScore(card) {
   const box = clear($("#n-model-score"));
   const quiz = card && card.quiz;
-  titles = (quiz && quiz.titles) || {};
+  setTitles(quiz && quiz.titles);
   const evaluation = (card && card.evaluation) || {};
   const scored = ["test", "validation"].filter((s) => evaluation[s] && Number.isFinite(evaluation[s].nsp_accuracy));
   const plays = (s) => (evaluation[s].documents || []).map(playName).join(", ");
@@ -423,14 +344,8 @@ $("#n-predict").addEventListener("click", () => {
   predict();
 });
 $("#n-reset").addEventListener("click", () => {
-  if (inSet()) {
-    setAnswers = {};
-    writeStore(SET_KEY + setIds.join(","), { answers: {} });
-    state.set({ q: 0 });
-  } else {
-    free = { n: 0, you: 0, model: 0 };
-    writeStore(FREE_KEY, free);
-  }
+  reset(setIds);
+  if (inSet()) state.set({ q: 0 });
   showScore();
   clearError();
   loadQuestion();
@@ -453,7 +368,6 @@ if (inSet()) {
   if (v.set !== setIds.join(",")) state.set({ set: setIds.join(",") });
   if (!(v.q >= 0 && v.q < setIds.length)) state.set({ q: 0 });
 }
-loadSetAnswers();
 $("#n-a").value = v.a;
 $("#n-b").value = v.b;
 showScore();
