@@ -53,7 +53,7 @@ def attn_names(n_layer: int) -> list[str]:
 
 
 def inspected_families() -> list[str]:
-    """The families that get an inspection graph (their entry's `inspected`, training/families.py)."""
+    """The families that get an inspection graph (their entry's `inspected`, training/families/)."""
     return [name for name, f in FAMILIES.items() if f.inspected]
 
 

@@ -1,7 +1,7 @@
 """Pretraining objectives: where a batch comes from, and a batch in, the loss and its parts out.
 
 The training loop (training/train.py) knows only this interface; which model it trains and how
-its inputs are laid out is the objective's business (and the family table's, training/families.py):
+its inputs are laid out is the objective's business (and the family table's, training/families/):
 
     objective.source(split_ids, seed)   a batch source over encoded documents (sample(B) -> tensors)
     objective.batch(source, B, gen)      one batch as a dict of tensors (gen: the masking draws)

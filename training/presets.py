@@ -69,9 +69,9 @@ LONG_RUNS: dict[str, dict] = {
              "schedule": "wsd", "decay_frac": 0.3, "min_lr_ratio": 0.0},
 }
 # Each family's own long-run settings beyond these (BERT's context, dropout 0 and cosine; ELECTRA's
-# AdamW and 3,000 steps) are its entry's `long_run` in training/families.py, measured as above.
+# AdamW and 3,000 steps) are its entry's `long_run` in training/families/<name>.py, measured as above.
 
-# How a preset scales for each family is its table entry's "preset" (training/families.py): BERT
+# How a preset scales for each family is its table entry's "preset" (training/families/): BERT
 # learns from 15 % of its positions only and, at GPT's peak rates (5e-3 and 1e-2 measured), stays
 # on the unigram plateau (masked top-1 0.18): a third of GPT's peak and a longer warmup; and Muon
 # (hidden matrices) + AdamW: masked top-1 0.69 vs AdamW's 0.61 on the 1,500-step protocol.

@@ -1,4 +1,4 @@
-"""Pretrain any family of the table (training/families.py) on a corpus, on the CPU or a GPU (--device).
+"""Pretrain any family of the table (training/families/) on a corpus, on the CPU or a GPU (--device).
 
 `Trainer` holds one model's training state: the model and objective its family names, the
 optimizer, the batch source, the schedule and the checkpoint. One step is family-blind: the
@@ -47,7 +47,7 @@ class TrainConfig:
     steps: int = 5000
     minutes: float = 0.0  # wall-clock budget; 0 = steps only
     clock: str = "wall"  # what minutes count: "wall" time, or this process's "cpu" time (benchmarks on a shared machine)
-    lr: float = 0.0  # peak learning rate; 0 = the family's default (training/families.py)
+    lr: float = 0.0  # peak learning rate; 0 = the family's default (training/families/)
     min_lr_ratio: float = 0.0  # the schedule's floor, as a fraction of the peak
     warmup: int = -1  # steps; -1 = the family's default
     optimizer: str = ""  # "adamw"; "muon": Muon for hidden matrices + AdamW for the rest; "" = the family's default

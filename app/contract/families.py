@@ -3,13 +3,15 @@ code lives on each side. Standard library only (the contract's rule).
 
 A family is one spec here plus one file per side, named by the spec:
 
-    training/families.py entry  model, objective, export, evaluation, live view (the trainer's side)
+    training/families/<name>.py  its entry: model, objective, export, evaluation, live view (the trainer's side)
     app/tasks/<name>.py         the serving task: one class with a smoke_test() the registry runs at load
     static/families/<name>.js   its page pieces (the Train page's live view and result rows)
 
-The registry, the contract's checks, export and package, the Train page, navigation, the home cards
-and the device engine read these specs and never test a name; the browser learns them from the
-server (GET /api/families). Adding a family = a spec below (its registration line), its files.
+The registry, the contract's checks, package and the inspection export, the Train page, the model
+picker and the home cards read these specs and never test a name; the browser learns them from the
+server (GET /api/families, and `families` in GET /api/models). Adding a family = a spec below (its
+registration line), its files. Not yet (issue 40): the device engine (static/lib/engine*.js), the
+attention page and the class activities still name GPT and BERT (python -m benchmarks.family_names).
 """
 from __future__ import annotations
 

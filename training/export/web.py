@@ -38,7 +38,7 @@ FORMAT = 1
 
 
 def web_families() -> tuple[str, ...]:
-    """The families the browser's engine runs: those whose entry names an fp16 check (training/families.py)."""
+    """The families the browser's engine runs: those whose entry names an fp16 check (training/families/)."""
     return tuple(n for n, f in FAMILIES.items() if f.web_check)
 CHECK_PROMPTS = ("To be, or not to be, ", "ROMEO:\n", "the ")
 CHECK_SEEDS = (0, 1, 42)
@@ -202,7 +202,7 @@ def write_web_copies(folder: Path, families=None) -> dict | None:
             keep.update({old["file"], old["file"] + ".gz"})
             continue
         half = fp16_graph(onnx.load_from_string(fp32)).SerializeToString()
-        check = family(fam).web_checker()(fp32, half, config, chars)  # its own fp16 check (training/families.py)
+        check = family(fam).web_checker()(fp32, half, config, chars)  # its own fp16 check (training/families/)
         data, storage = (half, "fp16") if check["ok"] else (fp32, "fp32")
         digest = hashlib.sha256(data).hexdigest()
         name = f"{fam}.{digest[:16]}.onnx"

@@ -1,6 +1,6 @@
 """Live held-out numbers beyond the loss, measured at every evaluation of a live run.
 
-Each family may name one in its table entry (training/families.py `live_metric`): a factory
+Each family may name one in its table entry (training/families/ `live_metric`): a factory
 f(tok, docs, cfg) -> measure(model) -> {name: value}, built once per run on held-out documents
 (fixed batches, so every point of the curve is measured on the same text).
 
