@@ -338,6 +338,7 @@ function init() {
     known = list;
     know(list);
     renderFamilies();
+    if (info) { clear($("#t-presets")); renderPresets(); } // the presets' size hints name a family's size
     if (!view || !view.families) { // before a run is on screen: the lesson's pair, empty
       const names = known.filter((f) => f.trainable && !f.optional).map((f) => f.name);
       layout(names);
