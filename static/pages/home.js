@@ -41,6 +41,13 @@ function curveTable(card) {
   }));
 }
 
+/* Where it trained, in words: " on a graphics card (NVIDIA H200)" for a GPU run (the card's machine
+   is "cuda (NAME)"), " on x86_64 CPU" for a CPU one. */
+function where(tr) {
+  if (tr.device === "cuda") return " on a graphics card, a GPU (" + String(tr.machine || "").replace(/^cuda \((.*)\)$/, "$1") + ")";
+  return tr.machine ? " on " + tr.machine : "";
+}
+
 function modelCard(card, vocab) {
   const cfg = card.config || {};
   const corpus = card.corpus || {};
@@ -56,7 +63,7 @@ function modelCard(card, vocab) {
       ["Context", cfg.context + " characters"],
       ["Vocabulary", cfg.vocab_size + " tokens (" + vocab.chars.length + " characters + " + vocab.specials.length + " specials)"],
       ["Corpus", corpus.name + ": " + Object.entries(chars).map(([k, n]) => k + " " + thousands(n)).join(", ") + " characters"],
-      ["Training", thousands(tr.steps) + " steps · " + thousands(tr.tokens) + " tokens · " + tr.seconds + " s" + (tr.machine ? " on " + tr.machine : "")],
+      ["Training", thousands(tr.steps) + " steps · " + thousands(tr.tokens) + " tokens · " + tr.seconds + " s" + where(tr)],
     ]),
     el("details", { class: "curious" }, [
       el("summary", { text: "For the curious: where the text came from, and the served file" }),
