@@ -29,6 +29,7 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import secrets
 import time
 from pathlib import Path
@@ -52,19 +53,20 @@ def new_token() -> str:
 
 
 TOKEN_FILE = "instructor_token"
+KEPT_TOKEN = re.compile(r"[A-Za-z0-9_-]{16,}")  # what new_token writes (URL-safe base64); anything else is replaced
 
 
 def kept_token(folder: Path, renew: bool = False) -> tuple[str, bool]:
     """(the instructor token kept in the data folder, whether it was made now). The file is the
     owner's only (0600, tightened if found looser), so a restart keeps the token and every login
-    made with it; a new token only when there is none, the file is not UTF-8 text (not one this code
-    wrote), or `renew` asks (which logs every browser out).
+    made with it; a new token only when there is none, the file holds anything but a token this code
+    writes (not UTF-8, NUL bytes, spaces: KEPT_TOKEN), or `renew` asks (which logs every browser out).
     A folder that cannot hold it: a fresh token for this start only."""
     path = Path(folder) / TOKEN_FILE
     if not renew:
         try:
             token = path.read_text(encoding="utf-8").strip()
-            if len(token) >= 16:
+            if KEPT_TOKEN.fullmatch(token):  # one this code wrote (a crash can leave NUL bytes: not a token)
                 if path.stat().st_mode & 0o077:
                     path.chmod(0o600)
                 return token, False

@@ -4,6 +4,7 @@ folder, readable by the owner only, and makes a new one only when there is none 
 from __future__ import annotations
 
 import os
+import re
 import stat
 
 import pytest
@@ -90,3 +91,14 @@ def test_a_lone_surrogate_in_the_login_json_is_a_400_counted_as_a_guess(tmp_path
         # the right token from another address still works
         other = TestClient(application, client=("127.0.0.10", 5000), follow_redirects=False)
         assert other.post("/login", json={"token": "the-token-1234"}).status_code == 303
+
+
+@pytest.mark.parametrize("junk", [b"\x00" * 64, b"  \t\n", "ab cd ef gh ij kl mn op".encode(), b"\x1b[31m" * 8])
+def test_a_token_file_that_holds_no_token_of_ours_is_replaced(monkeypatch, capsys, tmp_path, junk):
+    """A crash can leave a file of NUL bytes (issue 43): valid UTF-8 but no token this code writes, and
+    an environment variable cannot carry a NUL, so the server must replace it, not stop."""
+    path = tmp_path / TOKEN_FILE
+    path.write_bytes(junk)
+    token, said = start(monkeypatch, capsys, "--data-dir", str(tmp_path))
+    assert re.fullmatch(r"[A-Za-z0-9_-]{16,}", token)  # one of ours: URL-safe, as new_token writes
+    assert path.read_text(encoding="utf-8").strip() == token and "(a new one, kept in" in said
