@@ -22,8 +22,6 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
 from .contract import (FAMILIES, OPTIONAL_PARTS, PARTS, SET_ID_PATTERN, SPECS, Vocab, check_classifier, check_graph,
                        check_quiz, read_examples)
 from .errors import ApiError

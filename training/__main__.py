@@ -31,7 +31,7 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--clock", choices=["wall", "cpu"], default=None,
                    help="what --minutes counts: wall-clock time, or this process's CPU time (a shared machine does not shrink it)")
     p.add_argument("--preset", default=None, help="budget preset (%s): size and schedule for a wall-clock budget; "
-                   "--minutes alone picks the nearest; long: the shipped size to its ceiling by steps (~10 minutes "
+                   "--minutes alone picks the nearest; long: the shipped size to its ceiling by steps (minutes "
                    "on a GPU, many hours on a CPU: it says how long here before it starts); flags you give win" % ", ".join(preset_names()))
     p.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
                    help="bf16 = mixed precision matmuls (faster on CPUs with AVX512-BF16 or AMX)")

@@ -39,18 +39,18 @@ def autocast_args(device: str, precision: str) -> dict:
     """Keyword arguments for torch.autocast: bf16 on CUDA always, on the CPU only with --precision bf16."""
     import torch
 
-    return {"device_type": device, "dtype": torch.bfloat16, "enabled": autocast_args_enabled(device, precision)}
+    return {"device_type": device, "dtype": torch.bfloat16, "enabled": autocast_on(device, precision)}
+
+
+def autocast_on(device: str, precision: str) -> bool:
+    return device == "cuda" or precision == "bf16"
 
 
 def precision_that_runs(device: str, precision: str) -> str:
     """What a run's matmuls really use, for the checkpoint and the card: "bf16" whenever autocast is
     on (always on CUDA), else "fp32". GPU checkpoints from before this was recorded say "fp32"
     although bf16 autocast ran; the card reads them through this too."""
-    return "bf16" if autocast_args_enabled(device, precision) else "fp32"
-
-
-def autocast_args_enabled(device: str, precision: str) -> bool:
-    return device == "cuda" or precision == "bf16"
+    return "bf16" if autocast_on(device, precision) else "fp32"
 
 
 def to_device(batch: dict, device: str) -> dict:

@@ -80,10 +80,3 @@ SPECS: dict[str, FamilySpec] = {s.name: s for s in (  # the registration lines, 
 )}
 
 FAMILIES = tuple(SPECS)  # every pretrained family a set may hold, by file name
-
-
-def spec(name: str) -> FamilySpec:
-    try:
-        return SPECS[name]
-    except KeyError:
-        raise ValueError(f"unknown family {name!r}; choose one of {', '.join(SPECS)}") from None

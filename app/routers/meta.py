@@ -44,7 +44,11 @@ def no_paths(value, settings):
 def families():
     """The model families this server knows (app/contract/families.py): the pages build their family
     pickers, charts and views from this list and load each family's own script."""
-    return deps.respond(FamiliesResponse, {"families": [s.public() for s in SPECS.values()]})
+    return deps.respond(FamiliesResponse, {"families": public_specs()})
+
+
+def public_specs() -> list[dict]:
+    return [s.public() for s in SPECS.values()]
 
 
 @router.get("/api/models", response_model=ModelsResponse, responses=deps.errors(503))
@@ -58,7 +62,7 @@ def model_list(registry: deps.RegistryDep, settings: deps.SettingsDep):
         "default": default.id, "sets": no_paths(registry.list(), settings), "limits": Limits(),
         "vocab": {"specials": SPECIALS, "chars": default.vocab.chars}, "cards": no_paths(default.cards, settings),
         "examples": default.meta.examples, "models_on_phones": settings.models_on_phones,
-        "families": [s.public() for s in SPECS.values()]})
+        "families": public_specs()})
 
 
 @router.get("/api/models/{model}", response_model=ModelSetDetail, responses=deps.errors(404))

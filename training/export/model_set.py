@@ -94,7 +94,8 @@ def card(tc: dict, model_cfg: dict, model, step: int, elapsed: float, curves: li
             "seed": tc["seed"], "batch_size": tc["batch_size"], "lr": tc["lr"], "warmup": tc["warmup"],
             "weight_decay": tc["weight_decay"], "mask_rate": tc["mask_rate"] if fam.masked else None,
             "masking": tc.get("masking", "char") if fam.masked else None, "clock": tc.get("clock", "wall"),
-            "threads": tc["threads"], "precision": precision_that_runs(tc.get("device") or "cpu", tc.get("precision", "fp32")), "compile": tc.get("compile", False),
+            "threads": tc["threads"], "compile": tc.get("compile", False),
+            "precision": precision_that_runs(tc.get("device") or "cpu", tc.get("precision", "fp32")),
             "optimizer": tc.get("optimizer"), "schedule": tc.get("schedule"), "dropout": tc.get("dropout"),
             "device": tc.get("device") or "cpu",  # checkpoints from before --device trained on the CPU
             "machine": (tc.get("extra") or {}).get("device_name") or f"{platform.machine()} CPU", **(training or {})},

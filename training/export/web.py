@@ -40,6 +40,8 @@ FORMAT = 1
 def web_families() -> tuple[str, ...]:
     """The families the browser's engine runs: those whose entry names an fp16 check (training/families/)."""
     return tuple(n for n, f in FAMILIES.items() if f.web_check)
+
+
 CHECK_PROMPTS = ("To be, or not to be, ", "ROMEO:\n", "the ")
 CHECK_SEEDS = (0, 1, 42)
 CHECK_CHARS = 200
