@@ -25,6 +25,7 @@ import tempfile
 from pathlib import Path
 
 from .config import Settings
+from .contract.families import SPECS, for_page
 from .pages import PAGES as PAGE_TABLE
 from .routers.device import MANIFEST, WEB_DIR, engine_files, read_manifest
 from .security import CSP
@@ -178,12 +179,13 @@ def write_all(out: Path, client, settings: Settings, models_dir: Path) -> dict:
     return {"folder": str(out), "set": default, "pages": PAGES, "bytes": size}
 
 
-# Models only the static copy reads, beside GPT's and BERT's web copies (training/export/web.py):
-# manifest key -> (its file in the set, the card whose config it runs with). The attention page's
-# inspection graphs (training/inspect_export.py) and ELECTRA's discriminator, float32 as served.
-DEVICE_EXTRAS = {"electra": ("electra.onnx", "electra.card.json"),
-                 "gpt_attn": ("gpt.attn.onnx", "gpt.card.json"),
-                 "bert_attn": ("bert.attn.onnx", "bert.card.json")}
+# Models only the static copy reads, beside the web copies (training/export/web.py: the families the
+# browser's engine samples from): manifest key -> (its file in the set, the card whose config it runs
+# with). Every other family's graph (ELECTRA's discriminator) and every family's inspection graph the
+# attention page draws (training/inspect_export.py, "<name>_attn"), float32 as served.
+ATTN = "_attn"
+DEVICE_EXTRAS = {**{s.name: (f"{s.name}.onnx", f"{s.name}.card.json") for s in SPECS.values()},
+                 **{s.name + ATTN: (f"{s.name}.attn.onnx", f"{s.name}.card.json") for s in for_page("attention")}}
 
 
 def extra_copy(models_dir: Path, folder: Path, key: str) -> dict | None:
@@ -208,14 +210,15 @@ def checked_attention(client, models: dict, folder: Path) -> None:
     served graph's (what POST /api/attention measures on every request; the device does not download
     the served graphs to measure it again) go into its manifest entry. Graphs the server refuses (a
     stale or foreign export) are not shipped: the copy's attention page then says it needs the server."""
-    r = client.post("/api/attention", json={"text": PROBE, "pad": 0}) if {"gpt_attn", "bert_attn"} <= models.keys() else None
+    keys = [s.name + ATTN for s in for_page("attention")]
+    r = client.post("/api/attention", json={"text": PROBE, "pad": 0}) if set(keys) <= models.keys() else None
     if r is None or r.status_code != 200:
-        for key in ("gpt_attn", "bert_attn"):
+        for key in keys:
             if key in models:
                 (folder / (models.pop(key)["file"] + ".gz")).unlink(missing_ok=True)  # nothing dead in the copy
         return
-    for family in ("gpt", "bert"):
-        models[family + "_attn"]["served_logits_max_abs_diff"] = r.json()[family]["served_logits_max_abs_diff"]
+    for key in keys:
+        models[key]["served_logits_max_abs_diff"] = r.json()[key.removesuffix(ATTN)]["served_logits_max_abs_diff"]
 
 
 def write_web(out: Path, client, settings: Settings, models_dir: Path, default: str) -> None:
@@ -236,6 +239,8 @@ def write_web(out: Path, client, settings: Settings, models_dir: Path, default: 
         part["packed"] = f"../{default}/{target.name}"
         part["gzip_bytes"] = target.stat().st_size
     for key in DEVICE_EXTRAS:  # Objectives' ELECTRA strip and the attention page run on the device too
+        if key in manifest["models"]:
+            continue  # a web copy already
         extra = extra_copy(models_dir, sets / default, key)
         if extra:
             manifest["models"][key] = {**extra, "packed": f"../{default}/{extra['file']}.gz"}

@@ -80,3 +80,9 @@ SPECS: dict[str, FamilySpec] = {s.name: s for s in (  # the registration lines, 
 )}
 
 FAMILIES = tuple(SPECS)  # every pretrained family a set may hold, by file name
+
+
+def for_page(page: str) -> list[FamilySpec]:
+    """The families a page (or a lesson's API) shows, in the specs' order: e.g. every family whose
+    spec lists "attention" gets its grid on the attention page and its entry in POST /api/attention."""
+    return [s for s in SPECS.values() if page in s.pages]

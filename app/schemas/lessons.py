@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
 
+from ..contract.families import for_page
 from . import (MAX_COMPARE_CHARS, MAX_DRAWS, MAX_LESSON_MASK_RATE, MAX_MEAN_SPAN, MAX_SEED, SEED_DOC, CharProb,
                 Strict, UnknownChar)
 
@@ -77,10 +78,10 @@ class AttentionMaps(BaseModel):
     blocked_max: float = Field(description="Largest weight on a blocked cell, every layer and head (0 when the mask holds).")
 
 
-class AttentionResponse(BaseModel):
-    gpt: AttentionMaps
-    bert: AttentionMaps
-    unknown_chars: list[UnknownChar]
+# One entry per family the attention page shows (its spec lists "attention"), named by the family.
+AttentionResponse = create_model("AttentionResponse", **{
+    s.name: (AttentionMaps, Field(description=f"{s.label}'s weights ({s.attention} attention).")) for s in for_page("attention")},
+    unknown_chars=(list[UnknownChar], ...))
 
 
 # ---- the other objectives ----

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 
-from ..contract import CLS, PAD, SEP
 from ..errors import ApiError
 
 # An inspection graph whose logits differ from the served model's by more than this is not the
@@ -24,6 +23,7 @@ class Inspector:
 
     def __init__(self, session, family: str, n_layer: int, gate):
         self.session, self.family, self.n_layer, self.gate = session, family, n_layer, gate
+        self.inputs = [i.name for i in session.get_inputs()]  # an encoder's graph also takes token_type_ids
         names = [o.name for o in session.get_outputs()]
         expected = ["logits", *[f"attn_{i}" for i in range(n_layer)]]
         if names != expected:
@@ -31,7 +31,7 @@ class Inspector:
 
     def run(self, ids: list[int], types: list[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
         feeds = {"input_ids": np.asarray(ids, dtype=np.int64).reshape(1, -1)}
-        if self.family == "bert":
+        if "token_type_ids" in self.inputs:
             feeds["token_type_ids"] = np.asarray(types or [0] * len(ids), dtype=np.int64).reshape(1, -1)
         with self.gate:
             logits, *weights = self.session.run(None, feeds)
@@ -56,23 +56,16 @@ def inspector(models, family: str, runtime) -> Inspector:
     return models.memo("inspector", family, load)
 
 
-def gpt_attention(models, ids: list[int], runtime, layer: int, head: int) -> dict:
-    """GPT over the text: who attends to whom, and how far the logits are from gpt.onnx's."""
-    task = models.gpt
-    logits, weights = inspector(models, "gpt", runtime).run(ids)
-    served = task.logits(ids)
-    return summarise(weights, np.tril(np.ones((len(ids), len(ids)), dtype=bool)),
-                     float(np.abs(logits - served).max()), "gpt", models.id, layer, head)
-
-
-def bert_attention(models, ids: list[int], pad: int, runtime, layer: int, head: int) -> tuple[list[int], dict]:
-    """BERT over [CLS] text [SEP] [PAD]*pad (the [PAD] slots show the padding mask at work)."""
-    task = models.bert
-    seq = [CLS, *ids, SEP] + [PAD] * pad
-    logits, weights = inspector(models, "bert", runtime).run(seq)
-    served, _ = task.forward(seq)
-    allowed = np.broadcast_to(np.asarray(seq) != PAD, (len(seq), len(seq)))
-    return seq, summarise(weights, allowed, float(np.abs(logits - served).max()), "bert", models.id, layer, head)
+def attention_of(models, family: str, ids: list[int], pad: int, runtime, layer: int, head: int) -> dict:
+    """`family`'s weights over the text as it reads it (its task's attention_input: GPT the text, BERT
+    [CLS] text [SEP] [PAD]*pad, where the [PAD] slots show the padding mask at work): who attends to
+    whom, and how far the inspection graph's logits are from the served graph's."""
+    task = getattr(models, family)
+    seq, allowed = task.attention_input(ids, pad)
+    logits, weights = inspector(models, family, runtime).run(seq)
+    served = task.served_logits(seq)
+    maps = summarise(weights, allowed, float(np.abs(logits - served).max()), family, models.id, layer, head)
+    return {"tokens": [models.vocab.token(t) for t in seq], **maps}
 
 
 # What the page draws: one (query, key) grid, to 4 decimals (a heatmap cell shows 0.1 %). Every

@@ -6,7 +6,7 @@ from contextlib import nullcontext
 
 import numpy as np
 
-from ..contract import CLS, FIRST_CHAR, MASK, SEP, Vocab
+from ..contract import CLS, FIRST_CHAR, MASK, PAD, SEP, Vocab
 from ..sampling import softmax
 
 
@@ -22,6 +22,15 @@ class BERT:
         with self.gate:
             mlm, nsp = self.session.run(None, {"input_ids": ids_a, "token_type_ids": types_a})
         return mlm[0], nsp[0]
+
+    # The attention page (app/tasks/attention.py): BERT reads [CLS] text [SEP] plus `pad` [PAD] slots,
+    # every position every other one but the [PAD]s (the padding mask: their columns stay empty).
+    def attention_input(self, ids: list[int], pad: int) -> tuple[list[int], np.ndarray]:
+        seq = [CLS, *ids, SEP] + [PAD] * pad
+        return seq, np.broadcast_to(np.asarray(seq) != PAD, (len(seq), len(seq)))
+
+    def served_logits(self, seq: list[int]) -> np.ndarray:
+        return self.forward(seq)[0]
 
     def smoke_test(self) -> None:
         """At load (app/registry.py): one run at length 1 and one at the full context."""

@@ -105,6 +105,14 @@ class GPT:
                                                    **self._empty})[0]
         return logits[0]
 
+    # The attention page (app/tasks/attention.py): GPT reads the text as it is, each position the
+    # ones before it and itself (the causal mask: the lower triangle).
+    def attention_input(self, ids: list[int], pad: int) -> tuple[list[int], np.ndarray]:
+        return list(ids), np.tril(np.ones((len(ids), len(ids)), dtype=bool))
+
+    def served_logits(self, seq: list[int]) -> np.ndarray:
+        return self.logits(seq)
+
     def smoke_test(self) -> None:
         """At load (app/registry.py): a full forward at length 1 and at the full context, and the
         cached decoding path generation uses, so a bad graph fails there, not on every request."""
