@@ -24,6 +24,14 @@ def softmax(x: np.ndarray) -> np.ndarray:
     return z / z.sum(axis=-1, keepdims=True)
 
 
+def ranked(chars: list[str], probs: np.ndarray, n: int) -> list[dict]:
+    """The n likeliest characters of `probs` (over the ordinary characters), likeliest first."""
+    n = max(1, min(n, len(probs)))
+    idx = np.argpartition(-probs, n - 1)[:n] if n < len(probs) else np.arange(len(probs))
+    idx = idx[np.argsort(-probs[idx], kind="stable")]
+    return [{"char": chars[i], "prob": float(probs[i])} for i in idx]
+
+
 def entropy(p: np.ndarray) -> float:
     nz = p[p > 0]
     return float(-(nz * np.log(nz)).sum())

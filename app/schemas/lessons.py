@@ -34,21 +34,16 @@ class Guess(BaseModel):
     reads: str = Field(description="What the model read.")
 
 
-class StripEntry(BaseModel):
-    position: int
-    char: str
-    gpt: float | None = Field(description="GPT's probability of this character from the left context (null at 0).")
-    bert: float = Field(description="BERT's probability of this character with it masked, from both sides.")
+# One field per family the compare page shows (its spec lists "compare"), named by the family.
+StripEntry = create_model("StripEntry", position=(int, ...), char=(str, ...), **{
+    s.name: (float | None, Field(description=f"{s.label}'s probability of this character, reading it its own way "
+                                             "(null where it cannot: GPT at position 0).")) for s in for_page("compare")})
 
-
-class CompareResponse(BaseModel):
-    tokens: list[str]
-    position: int
-    char: str
-    gpt: Guess
-    bert: Guess
-    strip: list[StripEntry] | None = Field(description="Both models' probability of the true character at every position (null when not asked).")
-    unknown_chars: list[UnknownChar]
+CompareResponse = create_model("CompareResponse", tokens=(list[str], ...), position=(int, ...), char=(str, ...), **{
+    s.name: (Guess, Field(description=f"{s.label}'s guess ({s.attention} attention).")) for s in for_page("compare")},
+    strip=(list[StripEntry] | None, Field(description="Each model's probability of the true character at every "
+                                                      "position (null when not asked).")),
+    unknown_chars=(list[UnknownChar], ...))
 
 
 # ---- real attention ----

@@ -7,7 +7,7 @@ from contextlib import nullcontext
 import numpy as np
 
 from ..contract import CLS, FIRST_CHAR, MASK, PAD, SEP, Vocab
-from ..sampling import softmax
+from ..sampling import ranked, softmax
 
 
 class BERT:
@@ -60,10 +60,23 @@ class BERT:
         return softmax(mlm[np.arange(n), np.arange(n) + 1, FIRST_CHAR:])
 
     def ranked(self, probs: np.ndarray, n: int) -> list[dict]:
-        n = max(1, min(n, len(probs)))
-        idx = np.argpartition(-probs, n - 1)[:n] if n < len(probs) else np.arange(len(probs))
-        idx = idx[np.argsort(-probs[idx], kind="stable")]
-        return [{"char": self.vocab.chars[i], "prob": float(probs[i])} for i in idx]
+        return ranked(self.vocab.chars, probs, n)
+
+    # GPT vs BERT (app/tasks/compare.py): BERT reads both sides of a masked position.
+    def compare_room(self) -> tuple[int, str | None]:
+        return self.context - 2, f"its context of {self.context} minus [CLS] and [SEP]"
+
+    def compare_guess(self, ids: list[int], pos: int) -> tuple[np.ndarray | None, str]:
+        masked = list(ids)
+        masked[pos] = MASK
+        n = len(ids)
+        return (self.char_probs(masked, [pos])[0],
+                f"{pos} character{'s' if pos != 1 else ''} to the left and {n - pos - 1} to the right")
+
+    def compare_strip(self, ids: list[int]) -> list[float | None]:
+        """p(the true character) at every position, with that one masked (one batch row each)."""
+        probs = self.each_masked(ids)
+        return [float(probs[i, t - FIRST_CHAR]) if t >= FIRST_CHAR else 0.0 for i, t in enumerate(ids)]
 
     def fill(self, ids: list[int], masks: list[int], top_k: int, originals: list[int] | None = None) -> list[dict]:
         """Predictions at each mask position of `ids` (which already hold [MASK] there)."""

@@ -1,31 +1,40 @@
-"""GPT vs BERT on one blank (the /compare lesson): each model's guess at one position, and both
-models' probability of the true character at every position. Plain results; inputs arrive checked."""
+"""GPT vs BERT on one blank (the /compare lesson), family-blind: every family whose spec lists the
+compare page reads the text its own way (its task's compare_room, compare_guess, compare_strip: GPT
+the left of a position, BERT both sides of it masked). Each one's guess at one position, and each
+one's probability of the true character at every position. Plain results; inputs arrive checked."""
 from __future__ import annotations
 
 import numpy as np
 
-from ..contract import FIRST_CHAR
-from ..sampling import entropy, softmax
+from ..contract import FIRST_CHAR, UNK
+from ..errors import ApiError
+from ..sampling import entropy, ranked
+
+NOTHING = {"available": False, "p_true": None, "rank": None, "entropy": None, "top": []}
 
 
-def guess(p: np.ndarray, true: int, top_k: int, ranked, reads: str) -> dict:
+def guess(chars: list[str], p: np.ndarray, true: int, top_k: int, reads: str) -> dict:
     known = true >= FIRST_CHAR
     po = float(p[true - FIRST_CHAR]) if known else None
     return {"available": True, "p_true": po, "rank": int((p > po).sum()) + 1 if known else None,
-            "entropy": entropy(p), "top": ranked(p, top_k), "reads": reads}
+            "entropy": entropy(p), "top": ranked(chars, p, top_k), "reads": reads}
 
 
-def strip_of(gpt, bert, ids: list[int]) -> list[dict]:
-    """Both models' probability of the true character at every position."""
-    n = len(ids)
-    # GPT: one forward over the text gives p(char i | chars < i) at every i (row i - 1).
-    gpt_probs = softmax(gpt.logits(ids[:gpt.context])[:, FIRST_CHAR:]) if n > 1 else np.zeros((0, 0))
-    # BERT: one forward per position, each with that character masked (a batch of n rows).
-    bert_probs = bert.each_masked(ids)
-    strip = []
-    for i, t in enumerate(ids):
-        known = t >= FIRST_CHAR
-        g = float(gpt_probs[i - 1, t - FIRST_CHAR]) if known and 0 < i <= gpt_probs.shape[0] else None
-        strip.append({"position": i, "char": bert.vocab.token(t), "gpt": g,
-                      "bert": float(bert_probs[i, t - FIRST_CHAR]) if known else 0.0})
-    return strip
+def compare(readers: list[tuple[str, str, object]], vocab, text: str, pos: int, top_k: int, strip: bool) -> dict:
+    """readers: [(family, its label, its task)] in the specs' order -> the body of POST /api/compare."""
+    for _, label, task in readers:
+        room, why = task.compare_room()
+        if why and len(text) > room:  # a reader that cannot take the whole text refuses it
+            raise ApiError(f"text is {len(text)} characters long; {label} reads at most {room} ({why})", "text")
+    if pos >= len(text):
+        raise ApiError(f"position {pos} is out of range for a text of {len(text)} characters", "position")
+    ids, unknown = vocab.encode(text)
+    out = {"tokens": [vocab.token(t) for t in ids], "position": pos, "char": text[pos] if ids[pos] != UNK else "[UNK]"}
+    rows = [{"position": i, "char": vocab.token(t)} for i, t in enumerate(ids)] if strip else None
+    for family, _, task in readers:
+        p, reads = task.compare_guess(ids, pos)
+        out[family] = guess(vocab.chars, p, ids[pos], top_k, reads) if p is not None else {**NOTHING, "reads": reads}
+        if rows is not None:
+            for row, value in zip(rows, task.compare_strip(ids), strict=True):
+                row[family] = value
+    return {**out, "strip": rows, "unknown_chars": unknown}

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..contract import FIRST_CHAR, Vocab, cache_names, cache_shape
-from ..sampling import Distribution, draw, sampling_distribution, uniform
+from ..sampling import Distribution, draw, sampling_distribution, softmax, uniform
 
 # Characters sampled per turn at the shared gate: a generation waits its turn once per chunk,
 # not once per character, so under a flood of one-run requests (mask-fill) it keeps a fair share.
@@ -130,6 +130,24 @@ class GPT:
         start = window_start(len(ids) - generated, generated, self.context)
         window = ids[start:]
         return self.logits(window)[-1], len(window)
+
+    # GPT vs BERT (app/tasks/compare.py): GPT reads only what is left of a position.
+    def compare_room(self) -> tuple[int, str | None]:
+        return self.context, None  # a longer text: it reads the last `context` characters before a position
+
+    def compare_guess(self, ids: list[int], pos: int) -> tuple[np.ndarray | None, str]:
+        if pos == 0:
+            return None, "nothing: there is no character to the left of position 0"
+        logits, used = self.next_logits(ids[:pos])
+        return softmax(logits[FIRST_CHAR:]), f"the {used} character{'s' if used != 1 else ''} to the left"
+
+    def compare_strip(self, ids: list[int]) -> list[float | None]:
+        """p(true character i | the ones before it) at every i, from one forward over the text (row i - 1)."""
+        if len(ids) < 2:
+            return [None] * len(ids)
+        probs = softmax(self.logits(ids[:self.context])[:, FIRST_CHAR:])
+        return [float(probs[i - 1, t - FIRST_CHAR]) if t >= FIRST_CHAR and 0 < i <= probs.shape[0] else None
+                for i, t in enumerate(ids)]
 
     def step(self, cache: CacheBinding, ids: list[int], start: int) -> np.ndarray:
         """One cached run of `ids` after the `start` characters in `cache`: the logits (vocab,)

@@ -1,13 +1,77 @@
 /* ELECTRA's page pieces (its spec: app/contract/families.py). ELECTRA's discriminator reads a line
    in which a small generator swapped some characters and says, for every character, how likely it
-   is that it was swapped. The Train page shows that on its probe line, and the held-out rows. */
+   is that it was swapped. The Train page shows that on its probe line, and the held-out rows.
+   `device`: the Objectives page's strip computed on this device (lib/engine.js runs it), as
+   app/routers/electra.py and app/tasks/electra.py compute it: the set's BERT (static/families/bert.js)
+   is the generator. */
+import { FIRST_CHAR, CLS, SEP, MASK, EngineError, softmaxRow, uniform } from "../lib/engine_core.js";
 import { el, clear } from "../lib/dom.js";
 import { num, pct, visibleChar } from "../lib/text.js";
 import { table } from "../lib/charts.js";
 import { splits, splitName } from "../lib/evaluation.js";
+import { forward as generator } from "./bert.js";
+
+const NAME = "electra";
+const MAX_SEED = 4294967295;
+
+/* app/tasks/electra.py generator_fill: each position masked, then one draw from BERT's guess there. */
+async function generatorFill(engine, ids, positions, seed) {
+  const masked = [CLS, ...ids, SEP];
+  for (const p of positions) masked[p + 1] = MASK;
+  const b = (await generator(engine, [masked])).mlm_logits.data;
+  const v = engine.config(NAME).vocab_size;
+  const out = ids.slice();
+  for (const p of positions) {
+    const row = (p + 1) * v;
+    const probs = softmaxRow(b, row + FIRST_CHAR, row + v);
+    const cdf = [];
+    let sum = 0;
+    for (const x of probs) cdf.push((sum += x));
+    const target = uniform(seed, p) * cdf[cdf.length - 1];
+    let k = 0;
+    while (k < cdf.length && cdf[k] <= target) k++; // numpy's searchsorted(side="right")
+    out[p] = FIRST_CHAR + Math.min(k, cdf.length - 1);
+  }
+  return out;
+}
+
+/* POST /api/objectives/electra: the discriminator's P(replaced) at every character, after BERT (the
+   generator) filled `positions` with seeded draws. */
+async function strip(dev, body) {
+  const engine = await dev.engine();
+  const text = body.text;
+  if (typeof text !== "string" || Array.from(text).length < 1) throw new EngineError("text: String should have at least 1 character", "text");
+  const positionsIn = body.positions === undefined ? [] : body.positions;
+  if (!Array.isArray(positionsIn) || positionsIn.length > 512 || !positionsIn.every(Number.isInteger)) {
+    throw new EngineError("positions: must be a list of at most 512 whole numbers", "positions");
+  }
+  const seed = body.seed === undefined ? 0 : body.seed;
+  if (!(Number.isInteger(seed) && seed >= 0 && seed <= MAX_SEED)) throw new EngineError("seed: must be a whole number from 0 to " + MAX_SEED, "seed");
+  const context = engine.config(NAME).context;
+  const chars = Array.from(text);
+  if (chars.length > context - 2) {
+    throw new EngineError("text is " + chars.length + " characters long; ELECTRA reads at most " + (context - 2) +
+      " (its context of " + context + " minus [CLS] and [SEP])", "text");
+  }
+  const bad = positionsIn.find((p) => !(p >= 0 && p < chars.length));
+  if (bad !== undefined) throw new EngineError("position " + bad + " is outside the text (0 to " + (chars.length - 1) + ")", "positions");
+  const [ids, unknown] = engine.vocab.encode(text);
+  const positions = Array.from(new Set(positionsIn)).sort((a, b) => a - b);
+  const shown = positions.length ? await generatorFill(engine, ids, positions, seed) : ids;
+  const seq = [CLS, ...shown, SEP];
+  const out = await engine.run(NAME, { input_ids: engine.int64(seq, [1, seq.length]),
+    token_type_ids: engine.int64(new Array(seq.length).fill(0), [1, seq.length]) });
+  const z = out.replaced_logits.data;
+  const filled = new Set(positions);
+  const list = chars.map((ch, i) => ({ char: engine.vocab.token(shown[i]), original: ch, filled: filled.has(i),
+    replaced: shown[i] !== ids[i], p_replaced: 1 / (1 + Math.exp(-z[i + 1])) }));
+  return { chars: list, filled: positions.length, replaced: list.filter((c) => c.replaced).length,
+    flagged: list.filter((c) => c.p_replaced > 0.5).length, correct: list.filter((c) => (c.p_replaced > 0.5) === c.replaced).length,
+    generator: positions.length ? "the set's BERT: one draw from its guess at every masked position" : "none", unknown_chars: unknown };
+}
 
 export default {
-  name: "electra",
+  name: NAME,
   chart: { caption: "ELECTRA loss (generator + spotting swaps)", yLabel: "loss (generator + 50 × detection)" },
   view: { title: "ELECTRA spots the swapped characters" },
   page: { href: "/objectives", text: "Objectives" },
@@ -54,6 +118,8 @@ export default {
     return [table("ELECTRA on held-out plays, its own small generator swapping 15 % of the characters (" +
       names.map((s) => splitName(card, s)).join("; ") + ")", ["Figure"].concat(names), rows, true)];
   },
+
+  device: { routes: { "/api/objectives/electra": strip } },
 
   results(e) {
     return [["ELECTRA", "swapped characters caught (p > 50 %)", `${num(100 * e.replaced_recall, 1)} %`],

@@ -1,23 +1,25 @@
-/* The models on this device: Generation's GPT and Mask-Fill's BERT run in the page with
-   onnxruntime-web (its plain WebAssembly build, one thread: static/vendor/onnxruntime-web/), from
-   the model set's web copies (training/export/web.py), giving the server's answers: the same
-   rules in lib/engine_core.js, the same seed -> the same text, probabilities within 1e-4.
+/* The models on this device: the families' own device code (static/families/<name>.js, `device`)
+   runs in the page with onnxruntime-web (its plain WebAssembly build, one thread:
+   static/vendor/onnxruntime-web/), from the model set's web copies (training/export/web.py), giving
+   the server's answers: the same rules in lib/engine_core.js, the same seed -> the same text,
+   probabilities within 1e-4.
 
-   generate(body, opts)  the body of POST /api/generate -> its answer {text, steps, context_used,
-                         unknown_chars}. opts.onChars(text, steps): called as characters come
-                         (Generation's stream); opts.signal: an AbortSignal that stops it.
-   nextToken(body)       POST /api/next-token's body -> its answer (the step-by-step walkthrough)
-   maskFill(body)        POST /api/mask-fill's body -> {tokens, unknown_chars, masks}
-   ready(model, family)  loads a set's engine and its `family` model ("gpt", "bert", or a list of
-                         them; all when left out) now, so the device is ready before it is needed; resolves to the
+   onDevice(path)        the function that answers the API route `path` on this device:
+                         (body, opts) -> what the server answers (opts.onChars, opts.signal for a
+                         stream; opts.params, opts.path for a GET). Each family names its routes
+                         (`device.routes`, e.g. GPT's "/api/generate", BERT's "/api/mask-fill").
+   needs(path)           the models that route runs (its family's name), for ready() and plan()
+   ready(model, family)  loads a set's engine and its `family` model (a name or a list of them;
+                         all when left out) now, so the device is ready before it is needed; resolves to the
                          Engine. body.model / model: a set id, or nothing for the default set.
    plan(model, family)   {bytes, total}: what ready(model, family) would download now (0: all kept)
    onProgress(fn)        fn({got, total, files}) while files download (lib/downloads.js)
    usage()               {downloaded, cached: bytes (as moved: gzip) fetched and read from the Cache
                          API, readyMs} of this page's loads
    Engine                one set's models, built from an onnxruntime module and the model bytes
-                         (Engine.create(ort, manifest, {gpt: bytes, bert: bytes})): node uses it for
-                         the parity check
+                         (Engine.create(ort, manifest, {<family>: bytes, ...})): node uses it for
+                         the parity check; engine.config(family), engine.run(family, feeds)
+   route(path)           {family, run(dev, body, opts)}: the family code that answers `path` (node's parity check)
    EngineError           the server's 4xx, refused here (status, parameter, detail)
 
    Files: web/models/<set or "default">/manifest.json (under the site's root, lib/site.js) says
@@ -25,11 +27,11 @@
    hold their content hash, so they never change meaning; lib/downloads.js fetches, unpacks and
    keeps them (the Cache API), and a second visit (or a phone offline) downloads nothing. The manifest itself is asked for each time and read from the cache
    when the network fails. */
-import { FIRST_CHAR, CLS, SEP, EngineError, Vocab, samplingDistribution, draw, top, entropies, uniform, windowStart,
-  maskedInput, ranked, softmaxRow, checkGenerate, checkNextToken, checkMaskFill } from "./engine_core.js";
+import { EngineError, Vocab } from "./engine_core.js";
 import * as downloads from "./downloads.js";
 import { CACHE } from "./downloads.js";
 import { ROOT } from "./site.js";
+import { PIECES } from "../families/index.js";
 
 export { EngineError };
 
@@ -79,120 +81,25 @@ export class Engine {
   int64(values, dims) {
     return new this.ort.Tensor("int64", BigInt64Array.from(values, (x) => BigInt(x)), dims);
   }
+}
 
-  /* GPT: logits (vocab) of the last of `ids`, after `start` characters already in `cache`. */
-  async gptStep(cache, ids, start) {
-    const config = this.config("gpt");
-    const feeds = { input_ids: this.int64(ids, [1, ids.length]), past_length: this.int64([start], []) };
-    for (let i = 0; i < config.n_layer; i++) {
-      feeds["past_key_" + i] = cache[2 * i];
-      feeds["past_value_" + i] = cache[2 * i + 1];
-    }
-    const out = await this.run("gpt", feeds);
-    for (let i = 0; i < config.n_layer; i++) {
-      cache[2 * i] = out["present_key_" + i];
-      cache[2 * i + 1] = out["present_value_" + i];
-    }
-    const v = config.vocab_size;
-    return out.logits.data.slice((ids.length - 1) * v, ids.length * v);
+/* ---------- the families' routes ---------- */
+const ROUTES = []; // [{pattern, family, run}] from every family's device.routes ("{id}": one path segment)
+for (const [family, pieces] of Object.entries(PIECES)) {
+  for (const [path, run] of Object.entries((pieces.device && pieces.device.routes) || {})) {
+    const pattern = new RegExp("^" + path.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{[a-z_]+\}/g, "[^/]+") + "$");
+    ROUTES.push({ pattern, family, run });
   }
+}
 
-  emptyCache() {
-    const c = this.config("gpt");
-    const dims = [1, c.n_head, c.context, c.n_embd / c.n_head];
-    const size = dims.reduce((a, b) => a * b, 1);
-    return Array.from({ length: 2 * c.n_layer }, () => new this.ort.Tensor("float32", new Float32Array(size), dims));
-  }
+export function route(path) {
+  const found = ROUTES.find((r) => r.pattern.test(path));
+  if (!found) throw new Error("no family answers " + path + " on the device");
+  return found;
+}
 
-  stepJson(dist, token) {
-    const chars = this.vocab.chars;
-    return { char: this.vocab.token(token), prob: dist.final[token - FIRST_CHAR],
-      top: top(dist, 5).map((i) => ({ char: chars[i], prob: dist.final[i] })) };
-  }
-
-  /* app/tasks/gpt.py GPT.generate: the prompt's last `context` characters prefilled once, one
-     cached step per character, the window restarting from its last half when full. */
-  async generate(body, opts = {}) {
-    const req = checkGenerate(body, this.vocab);
-    const context = this.config("gpt").context;
-    const [ids, unknown] = this.vocab.encode(req.prompt);
-    const cache = this.emptyCache();
-    let seq = ids.slice(-context);
-    let logits = await this.gptStep(cache, seq, 0);
-    const steps = [];
-    let pending = [];
-    let flushed = performance.now();
-    for (let i = 0; i < req.max_new_tokens; i++) {
-      if (opts.signal && opts.signal.aborted) throw new DOMException("generation stopped", "AbortError");
-      const dist = samplingDistribution(logits.subarray(FIRST_CHAR), req.temperature, req.top_k, req.top_p);
-      const token = FIRST_CHAR + draw(dist, uniform(req.seed, i));
-      const step = this.stepJson(dist, token);
-      steps.push(step);
-      pending.push(step);
-      if (opts.onChars && (performance.now() - flushed > 30 || i === req.max_new_tokens - 1)) {
-        opts.onChars(pending.map((s) => s.char).join(""), pending);
-        pending = [];
-        flushed = performance.now();
-        await new Promise((resolve) => setTimeout(resolve, 0)); // let the page draw
-      }
-      if (i === req.max_new_tokens - 1) break;
-      seq.push(token);
-      if (seq.length > context) {
-        seq = seq.slice(-Math.floor(context / 2));
-        logits = await this.gptStep(cache, seq, 0);
-      } else {
-        logits = await this.gptStep(cache, seq.slice(-1), seq.length - 1);
-      }
-    }
-    return { text: steps.map((s) => s.char).join(""), steps, context_used: Math.min(ids.length, context), unknown_chars: unknown };
-  }
-
-  /* app/routers/generation.py next_token: one full forward over the window generation reads. */
-  async nextToken(body) {
-    const req = checkNextToken(body, this.vocab);
-    const context = this.config("gpt").context;
-    const [ids, unknown] = this.vocab.encode(req.prompt);
-    if (req.generated >= ids.length) {
-      throw new EngineError("generated is " + req.generated + ", but the prompt has only " + ids.length +
-        " characters (the original prompt must be at least one of them)", "generated");
-    }
-    if (ids.length - req.generated > 10000) throw new EngineError("prompt must be at most 10000 characters before the generated ones", "prompt");
-    const window = ids.slice(windowStart(ids.length - req.generated, req.generated, context));
-    const logits = await this.gptStep(this.emptyCache(), window, 0);
-    const dist = samplingDistribution(logits.subarray(FIRST_CHAR), req.temperature, req.top_k, req.top_p);
-    let sample = null;
-    if (req.seed !== null) {
-      const u = uniform(req.seed, req.generated);
-      const index = draw(dist, u);
-      sample = { char: this.vocab.chars[index], index, prob: dist.final[index], u };
-    }
-    return { chars: this.vocab.chars, raw: Array.from(dist.raw), tempered: Array.from(dist.tempered),
-      final: Array.from(dist.final), kept: dist.kept, entropy: entropies(dist), greedy: dist.greedy,
-      context_used: window.length, unknown_chars: unknown, sample };
-  }
-
-  /* app/routers/mask_fill.py + app/tasks/bert.py BERT.fill */
-  async maskFill(body) {
-    const req = checkMaskFill(body, this.vocab);
-    const config = this.config("bert");
-    const input = maskedInput(this.vocab, req.text, req.positions, config.context);
-    const seq = [CLS, ...input.ids, SEP];
-    const zeros = new Array(seq.length).fill(0);
-    const out = await this.run("bert", { input_ids: this.int64(seq, [1, seq.length]), token_type_ids: this.int64(zeros, [1, seq.length]) });
-    const mlm = out.mlm_logits.data;
-    const v = config.vocab_size;
-    const masks = input.masks.map((pos, j) => {
-      const row = (pos + 1) * v;
-      const p = softmaxRow(mlm, row + FIRST_CHAR, row + v);
-      const entry = { position: pos, predictions: ranked(this.vocab, p, req.top_k), original: null };
-      if (input.originals && input.originals[j] >= FIRST_CHAR) {
-        const po = p[input.originals[j] - FIRST_CHAR];
-        entry.original = { char: this.vocab.token(input.originals[j]), prob: po, rank: p.filter((x) => x > po).length + 1 };
-      }
-      return entry;
-    });
-    return { tokens: input.ids.map((t) => this.vocab.token(t)), unknown_chars: input.unknown, masks };
-  }
+export function needs(path) {
+  return [route(path).family];
 }
 
 /* ---------- loading in the browser ---------- */
@@ -270,12 +177,20 @@ function loadOrt(files) {
   return ortPromise;
 }
 
-/* What loading `family` ("gpt", "bert"; all when left out) of a set would download now, in bytes
+/* The manifest's models `family` names: a name, a list of names, a test of a name (e.g. the attention
+   page's inspection graphs), or every model of the set when left out. */
+function chosen(manifest, family) {
+  const all = Object.keys(manifest.models);
+  if (!family) return all;
+  return typeof family === "function" ? all.filter(family) : [].concat(family);
+}
+
+/* What loading `family` (see chosen(); all when left out) of a set would download now, in bytes
    (0: all kept from an earlier visit). Asks for the manifest (a few KB), nothing else. */
 export async function plan(model, family) {
   const manifest = await manifestOf(model || "default");
   const files = [{ url: manifest.engine.fetch, bytes: manifest.engine.fetchBytes }];
-  for (const f of family ? [].concat(family) : Object.keys(manifest.models)) {
+  for (const f of chosen(manifest, family)) {
     const part = manifest.models[f];
     if (part) files.push({ url: part.fetch, bytes: part.fetchBytes });
   }
@@ -305,12 +220,12 @@ function engineOf(model) {
 export async function ready(model, family) {
   const started = performance.now();
   const manifest = await manifestOf(model || "default");
-  for (const f of family ? [].concat(family) : Object.keys(manifest.models)) { // the models download beside the engine
+  for (const f of chosen(manifest, family)) { // the models download beside the engine
     const part = manifest.models[f];
     if (part && !(engines.has(model || "default"))) downloads.prefetch(part.fetch, part.fetchBytes);
   }
   const engine = await engineOf(model);
-  await Promise.all((family ? [].concat(family) : Object.keys(engine.manifest.models)).map((f) => engine.load(f)));
+  await Promise.all(chosen(engine.manifest, family).map((f) => engine.load(f)));
   if (stats.readyMs === null) stats.readyMs = Math.round(performance.now() - started);
   return engine;
 }
@@ -319,16 +234,15 @@ export function usage() {
   return Object.assign({}, downloads.stats, stats);
 }
 
-export async function generate(body, opts) {
-  return (await engineOf(body && body.model)).generate(body, opts);
+/* What the device gives a family's route: the set's engine (created when first asked: the WebAssembly
+   downloads then) and its manifest (URLs resolved). */
+function devOf(model) {
+  return { engine: () => engineOf(model), manifest: () => manifestOf(model || "default") };
 }
 
-export async function nextToken(body) {
-  return (await engineOf(body && body.model)).nextToken(body);
-}
-
-export async function maskFill(body) {
-  return (await engineOf(body && body.model)).maskFill(body);
+export function onDevice(path) {
+  const { run } = route(path);
+  return (body, opts = {}) => run(devOf(body && body.model), body || {}, Object.assign({ path }, opts));
 }
 
 export { engineOf as engineFor }; // the set's Engine (a promise), for lib/engine_lessons.js

@@ -1,16 +1,21 @@
 /* The attention page's answer computed on this device, as the server computes it (POST /api/attention:
    app/routers/attention.py, app/tasks/attention.py): the inspection graphs (training/inspect_export.py,
-   shipped in the static copy as "gpt_attn" and "bert_attn") give every layer's and head's weights
+   shipped in the static copy as "<family>_attn", one per family the attention page shows, in the
+   families' order) give every layer's and head's weights
    softmax(q k^T / sqrt(hs) + mask); the answer holds the chosen layer and head (or their mean),
-   rounded to 4 decimals, and the checks (rows sum to 1, nothing on a blocked cell).
+   rounded to 4 decimals, and the checks (rows sum to 1, nothing on a blocked cell). What a family
+   reads and what its mask allows is its own (static/families/<name>.js, device.attention).
    attention(engine, body)   the body of POST /api/attention -> its answer
    onDevice.attention(body)  the same on this page's engine (lib/engine.js)
    The server also compares the inspection graph's logits with the served graph's on every request;
    the device does not download the served graphs for that: it reports the difference the server
    measured on a test sentence when the copy was made (the manifest's served_logits_max_abs_diff,
    app/static_build.py checked_attention). */
-import { CLS, SEP, PAD, EngineError } from "./engine_core.js";
+import { EngineError } from "./engine_core.js";
 import { engineFor } from "./engine.js";
+import { PIECES } from "../families/index.js";
+
+const ATTN = "_attn";
 
 // app/schemas/lessons.py
 const MAX_ATTENTION_CHARS = 48;
@@ -43,8 +48,9 @@ async function weightsOf(engine, key, ids) {
     throw new EngineError("no copy of the attention graphs is kept for devices here (only the static copy ships them); " +
       "the playground's server computes the weights", "model", 503);
   }
+  const session = await engine.load(key);
   const feeds = { input_ids: engine.int64(ids, [1, ids.length]) };
-  if (key === "bert_attn") feeds.token_type_ids = engine.int64(new Array(ids.length).fill(0), [1, ids.length]);
+  if (session.inputNames.includes("token_type_ids")) feeds.token_type_ids = engine.int64(new Array(ids.length).fill(0), [1, ids.length]);
   const out = await engine.run(key, feeds);
   return { weights: Array.from({ length: part.config.n_layer }, (_, i) => out["attn_" + i].data), part };
 }
@@ -85,13 +91,21 @@ function summarise(family, { weights, part }, T, allowed, layer, head) {
 export async function attention(engine, body) {
   const req = check(body);
   const [ids, unknown] = engine.vocab.encode(req.text);
-  const gpt = summarise("gpt", await weightsOf(engine, "gpt_attn", ids), ids.length, (i, j) => j <= i, req.layer, req.head);
-  const seq = [CLS, ...ids, SEP, ...new Array(req.pad).fill(PAD)];
-  const bert = summarise("bert", await weightsOf(engine, "bert_attn", seq), seq.length, (i, j) => seq[j] !== PAD, req.layer, req.head);
-  return { gpt: Object.assign({ tokens: ids.map((t) => engine.vocab.token(t)) }, gpt),
-    bert: Object.assign({ tokens: seq.map((t) => engine.vocab.token(t)) }, bert), unknown_chars: unknown };
+  const keys = Object.keys(engine.manifest.models).filter((k) => k.endsWith(ATTN));
+  if (!keys.length) await weightsOf(engine, "none" + ATTN, ids); // the refusal that names `model`
+  const out = {};
+  for (const key of keys) {
+    const family = key.slice(0, -ATTN.length);
+    const { seq, allowed } = PIECES[family].device.attention(ids, req.pad);
+    out[family] = Object.assign({ tokens: seq.map((t) => engine.vocab.token(t)) },
+      summarise(family, await weightsOf(engine, key, seq), seq.length, allowed, req.layer, req.head));
+  }
+  return Object.assign(out, { unknown_chars: unknown });
 }
 
 export const onDevice = {
   attention: async (body) => attention(await engineFor(body && body.model), body),
 };
+
+/* The models this page downloads ahead (lib/compute.js warmUp): the inspection graphs only. */
+export const INSPECTION = (key) => key.endsWith(ATTN);

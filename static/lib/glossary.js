@@ -89,18 +89,21 @@ function toggle(button) {
   else open(button);
 }
 
-document.addEventListener("click", (e) => {
-  const button = e.target.closest && e.target.closest("button.term");
-  if (!button) return;
-  e.preventDefault();
-  e.stopPropagation(); // a term inside a label or summary must not toggle that too
-  toggle(button);
-}, true);
+// In a page only (node imports the families' files, and so this one, for the engine's parity check).
+if (typeof document !== "undefined") {
+  document.addEventListener("click", (e) => {
+    const button = e.target.closest && e.target.closest("button.term");
+    if (!button) return;
+    e.preventDefault();
+    e.stopPropagation(); // a term inside a label or summary must not toggle that too
+    toggle(button);
+  }, true);
 
-document.addEventListener("keydown", (e) => {
-  if (e.key !== "Escape") return;
-  const open_ = document.querySelectorAll('button.term[aria-expanded="true"]');
-  if (!open_.length) return;
-  open_.forEach(close);
-  e.stopPropagation();
-});
+  document.addEventListener("keydown", (e) => {
+    if (e.key !== "Escape") return;
+    const open_ = document.querySelectorAll('button.term[aria-expanded="true"]');
+    if (!open_.length) return;
+    open_.forEach(close);
+    e.stopPropagation();
+  });
+}

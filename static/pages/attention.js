@@ -11,7 +11,7 @@ import { visibleChar, charName, pct, num, clamp, len, cut } from "../lib/text.js
 import { clearError, fieldMessage } from "../lib/errors.js";
 import { info, latest } from "../lib/api.js";
 import { ask, badge, isStatic, lastWhere, warmUp } from "../lib/compute.js";
-import { onDevice } from "../lib/engine_attention.js";
+import { onDevice, INSPECTION } from "../lib/engine_attention.js";
 import { urlState, isProjector } from "../lib/state.js";
 import { slides } from "../lib/slides.js";
 import { valueText } from "../lib/chrome.js";
@@ -281,6 +281,6 @@ document.addEventListener("keydown", (e) => {
   else if (e.key === "-" || e.key === "=") step(headSel, "head", data.gpt.n_head, e.key === "=" ? 1 : -1);
 });
 badge($("#aw-status")); // where the weights are computed: this server or this device
-if (isStatic()) warmUp(["gpt_attn", "bert_attn"]); // the static copy: the inspection graphs download now
+if (isStatic()) warmUp(INSPECTION); // the static copy: the inspection graphs download now
 load();
 if (isProjector()) slides(document.querySelectorAll("main > section.panel:has(.grid-2 .grid-scroll, .grid-2 .heat-wrap)")); // one grid pair at a time, ←/→

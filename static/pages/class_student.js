@@ -14,7 +14,6 @@ import { clearError, clearFieldErrors, fieldMessage } from "../lib/errors.js";
 import { setParams } from "../lib/state.js";
 import { keepOnDevice } from "../lib/compute.js";
 
-const DEVICE_MODELS = ["gpt", "bert"]; // what the applets run on a phone (Generation, Mask-Fill, NSP, GPT vs BERT)
 
 /* A Be-the-BERT guess in words: a character left blank is sent as a space, shown here as "_". */
 function bertGuess(guess) {
@@ -119,7 +118,7 @@ function render(s) {
   }
   const y = window.scrollY; // a redraw after each tap must not jump the page back up
   shown = s.version;
-  if (s.models_on_phones && !s.ended) keepOnDevice(DEVICE_MODELS); // the teacher's "models on the phones" (once)
+  if (s.models_on_phones && !s.ended) keepOnDevice(); // the teacher's "models on the phones" (once): every model the server's device manifest lists
   $("#j-me").textContent = s.me.nickname;
   $("#j-code-shown").textContent = s.display_code;
   $("#j-rejoin-shown").textContent = s.me.rejoin_code ? s.me.rejoin_code.slice(0, 3) + "-" + s.me.rejoin_code.slice(3) : "";

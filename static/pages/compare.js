@@ -8,7 +8,7 @@ import { visibleChar, charName, pct, num, clamp, len, cut, chars as textChars } 
 import { clearError } from "../lib/errors.js";
 import { info, latest } from "../lib/api.js";
 import { ask, badge, warmUp } from "../lib/compute.js";
-import { onDevice } from "../lib/engine_lessons.js";
+import { onDevice, READERS } from "../lib/engine_lessons.js";
 import { urlState } from "../lib/state.js";
 import { bars, table } from "../lib/charts.js";
 
@@ -166,4 +166,4 @@ info().then((set) => {
   update(true);
 });
 badge($("#c-verdict")); // where the answers are computed: this server or this device
-warmUp(["gpt", "bert"]); // a static copy loads them now; a server only with --models-on-phones
+warmUp(READERS); // a static copy loads them now; a server only with --models-on-phones

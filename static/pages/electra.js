@@ -6,10 +6,11 @@
    the discriminator runs on this device (lib/engine_lessons.js; lib/compute.js). */
 import { info, latest } from "../lib/api.js";
 import { ask, badge, isStatic, warmUp } from "../lib/compute.js";
-import { onDevice } from "../lib/engine_lessons.js";
+import { onDevice, needs } from "../lib/engine.js";
 import { debounce } from "../lib/dom.js";
 import { pct, thousands, visibleChar } from "../lib/text.js";
 
+const ROUTE = "/api/objectives/electra";
 const strip = document.getElementById("o-rtd");
 const summary = document.getElementById("o-rtd-summary");
 const own = document.getElementById("o-rtd-own");
@@ -61,7 +62,7 @@ async function onDraw(detail) {
     return;
   }
   try {
-    const r = await ask("/api/objectives/electra", { text: detail.text, positions: detail.positions, seed: detail.seed }, onDevice.electra, { quiet: true });
+    const r = await ask(ROUTE, { text: detail.text, positions: detail.positions, seed: detail.seed }, onDevice(ROUTE), { quiet: true });
     if (!ticket()) return;
     draw(strip, r);
     say(summary, r, "The generator filled all " + r.filled + " masked positions; " + r.replaced + " of its fills differ from the original " +
@@ -77,7 +78,7 @@ async function onOwn() {
   if (!ticket()) return;
   if (!card) { ownStrip.replaceChildren(); ownSummary.textContent = NONE; return; }
   try {
-    const r = await ask("/api/objectives/electra", { text }, onDevice.electra, { quiet: true });
+    const r = await ask(ROUTE, { text }, onDevice(ROUTE), { quiet: true });
     if (!ticket()) return;
     draw(ownStrip, r);
     say(ownSummary, r, "Your sentence, judged as typed (nothing was filled).");
@@ -116,5 +117,5 @@ discriminator().then((card) => {
   note.textContent = measured(card);
 }).catch(() => {});
 badge(ownSummary); // where the verdicts are computed: this server or this device
-if (isStatic()) warmUp("electra"); // the static copy: the discriminator downloads now (BERT only for a draw)
+if (isStatic()) warmUp(needs(ROUTE)); // the static copy: the discriminator downloads now (BERT only for a draw)
 onOwn();

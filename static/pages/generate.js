@@ -11,7 +11,7 @@ import { clearError, fieldMessage, clearFieldErrors, report } from "../lib/error
 import { ApiError, info, latest } from "../lib/api.js";
 import { urlState, isProjector } from "../lib/state.js";
 import { ask, stream, badge, lastWhere, warmUp } from "../lib/compute.js";
-import * as engine from "../lib/engine.js";
+import { onDevice, needs } from "../lib/engine.js";
 import { shortcutsEnabled, valueText } from "../lib/chrome.js";
 import { linkHas } from "../lib/corpus.js";
 import { drawDists, showDists, wireTabs } from "./generate_dists.js";
@@ -114,7 +114,7 @@ const draw = (data, sampled) => { drawDists(data, sampled, v, ROWS); showView();
 function fetchDist(text, withSeed) {
   const body = { prompt: text, generated: len(v.out), temperature: v.temperature, top_k: v.top_k, top_p: v.top_p };
   if (withSeed) body.seed = v.seed;
-  return ask("/api/next-token", body, engine.nextToken, { fields: FIELDS }); // the server, or this device (lib/compute.js)
+  return ask("/api/next-token", body, onDevice("/api/next-token"), { fields: FIELDS }); // the server, or this device (lib/compute.js)
 }
 
 async function preview() {
@@ -250,7 +250,7 @@ async function startStream() {
   };
   try {
     await stream("/api/generate/stream", { prompt: v.prompt, max_new_tokens: STREAM_CHARS, temperature: v.temperature,
-      top_k: v.top_k, top_p: v.top_p, seed: v.seed }, onEvent, engine.generate, controller.signal);
+      top_k: v.top_k, top_p: v.top_p, seed: v.seed }, onEvent, onDevice("/api/generate"), controller.signal);
   } catch (err) {
     if (err.name === "AbortError") return;
     if (err instanceof ApiError) { // refused before the first character
@@ -355,7 +355,7 @@ document.addEventListener("keydown", (event) => {
 /* ---------- start ---------- */
 badge($("#g-step-info")); // where the answers are computed: this server or this device
 badge($("#g-stream-status"));
-warmUp("gpt"); // a static copy loads it now; a server only with --models-on-phones (lib/compute.js)
+warmUp(needs("/api/generate")); // a static copy loads GPT now; a server only with --models-on-phones (lib/compute.js)
 sanitize();
 syncControls();
 renderText(false);

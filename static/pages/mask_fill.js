@@ -14,7 +14,7 @@ import { urlState } from "../lib/state.js";
 import { valueText } from "../lib/chrome.js";
 import { linkHas } from "../lib/corpus.js";
 import { ask, badge, warmUp } from "../lib/compute.js";
-import * as engine from "../lib/engine.js";
+import { onDevice, needs } from "../lib/engine.js";
 import { maskCard, scoreLine, unknownNote } from "./mask_fill_cards.js";
 import { drawGuesses, revealState } from "./mask_fill_guess.js";
 import { clearCorrupt, corrupt as corruptNow, showRecipe } from "./mask_fill_corrupt.js";
@@ -231,7 +231,7 @@ async function fill() {
   const guessing = v.guess && revealed;
   try {
     const body = { text: v.text, positions: v.pos.length ? v.pos : null, top_k: guessing && vocabSize ? vocabSize : v.k };
-    const data = await ask("/api/mask-fill", body, engine.maskFill, { fields: FIELDS }); // the server, or this device
+    const data = await ask("/api/mask-fill", body, onDevice("/api/mask-fill"), { fields: FIELDS }); // the server, or this device
     if (!current()) return;
     clearError();
     fieldMessage(textBox, "", "error");
@@ -365,7 +365,7 @@ syncControls();
 renderChars();
 drawGuessInputs();
 badge($("#mf-status")); // where the answers are computed: this server or this device
-warmUp("bert"); // a static copy loads it now; a server only with --models-on-phones (lib/compute.js)
+warmUp(needs("/api/mask-fill")); // a static copy loads BERT now; a server only with --models-on-phones (lib/compute.js)
 info().then((info) => {
   const bert = info.cards.bert;
   if (Number.isFinite(info.limits.max_masks)) maxMasks = info.limits.max_masks;

@@ -13,14 +13,14 @@ import { api, info, latest } from "../lib/api.js";
 import { urlState, modelId } from "../lib/state.js";
 import { shortcutsEnabled } from "../lib/chrome.js";
 import { isStatic, badge, warmUp, computeHere } from "../lib/compute.js";
-import { onDevice } from "../lib/engine_lessons.js";
+import { onDevice, needs } from "../lib/engine.js";
 import { playName, probChart, renderSequence, setTitles } from "./nsp_pair.js";
 import { answered as storedAnswer, record, reset, score } from "./nsp_score.js";
 
 /* The server's answer, or this device's in the static copy (which has no server). */
 async function ask(path, opts) {
   if (!isStatic()) return api(path, opts);
-  return computeHere(() => onDevice.nsp(path, opts));
+  return computeHere(() => onDevice(path)((opts && opts.body) || {}, opts));
 }
 
 const MAX_SET = 200;
@@ -381,6 +381,6 @@ info().then((set) => set.cards && set.cards.bert).then((card) => {
   $("#n-model-score").textContent = "BERT's model card could not be loaded, so its score on this quiz is not shown.";
 }).finally(loadQuestion);
 if (isStatic()) {
-  warmUp("bert"); // this copy has no server: BERT runs here (the download starts now)
+  warmUp(needs("/api/nsp/predict")); // this copy has no server: BERT runs here (the download starts now)
   badge($("#n-result")); // "Computed on your device"
 }

@@ -25,10 +25,9 @@ LOAD_MS = 90000  # the engine's first load on a busy 2-core machine: WebAssembly
 
 ENGINE_ANSWERS = """async (cases) => {
   const engine = await import('/static/lib/engine.js');
-  const fn = {'/api/generate': 'generate', '/api/next-token': 'nextToken', '/api/mask-fill': 'maskFill'};
   const out = [];
   for (const [route, body] of cases) {
-    try { out.push({status: 200, json: await engine[fn[route]](body)}); }
+    try { out.push({status: 200, json: await engine.onDevice(route)(body)}); }
     catch (e) { if (e.status === undefined) throw e; out.push({status: e.status, json: {detail: e.detail, parameter: e.parameter}}); }
   }
   return out;
