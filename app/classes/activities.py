@@ -3,8 +3,12 @@ teacher reveals, and how a class's answers pool.
 
 - nsp: the NSP quiz bank of the session's model set (the items the teacher planned); BERT's answer
   is P(IsNext) from the same model call the NSP quiz scores with (app/routers/nsp.py).
-- bert ("Be the BERT"): a sentence the teacher wrote with characters to hide; BERT's distribution
+- fill ("Be the BERT"): a sentence the teacher wrote with characters to hide; BERT's distribution
   per hidden character comes from the Mask-Fill code (app/routers/mask_fill.py, BERT.fill).
+  (Schema version 4 renamed it from bert: an activity is named for what the class does, not a model.)
+
+The model that answers an activity beside the class is the family whose spec lists it
+(app/contract/families.py, `activities`); its answer is the pooled result's "model".
 - concept: the concept-check bank (app/concepts.json).
 - label: lines the teacher chose, labelled with the session's label names; the pooled labels
   (majority per line; a tie is left out) are a fine-tune task file (JSON Lines text/label).
@@ -18,15 +22,16 @@ from dataclasses import dataclass, field
 from ..errors import ApiError
 from ..registry import Registry
 from ..concepts import bank as concept_bank
+from ..contract.families import SPECS
 from ..inputs import label as nsp_label, masked_input, pair_ids, quiz_bank
 
-ACTIVITIES = ("nsp", "bert", "concept", "label")
+ACTIVITIES = ("nsp", "fill", "concept", "label")
 PAGES = ("lobby", *ACTIVITIES, "end")
-NAMES = {"lobby": "Waiting room", "nsp": "NSP class set", "bert": "Be the BERT", "concept": "Concept check",
+NAMES = {"lobby": "Waiting room", "nsp": "NSP class set", "fill": "Be the BERT", "concept": "Concept check",
          "label": "Label together", "end": "The end"}
 NSP_CHOICES = ["IsNext", "NotNext"]
 TOP_K = 5  # BERT's guesses shown per hidden character
-_bert_cache: dict[tuple, dict] = {}  # (model set id, activity, item) -> BERT's answer; computed once per process
+_answers: dict[tuple, dict] = {}  # (model set id, activity, item, payload) -> the model's answer; computed once per process
 
 
 @dataclass
@@ -61,7 +66,7 @@ def content(ctx: Context, activity: str, key: str) -> dict:
         return {"a": p["a"], "b": p["b"], "choices": NSP_CHOICES}
     if activity == "concept":  # the choices' text only: which one has no "why" would give the key away
         return {"topic": p["topic"], "question": p["question"], "choices": [c["text"] for c in p["choices"]]}
-    if activity == "bert":
+    if activity == "fill":
         parts, last = [], 0
         for pos in p["positions"]:
             parts.append(p["text"][last:pos])
@@ -97,7 +102,7 @@ def truth(ctx: Context, activity: str, key: str) -> str | None:
         return nsp_label(bool(p["is_next"]))
     if activity == "concept":
         return str(p["answer"])
-    if activity == "bert":
+    if activity == "fill":
         return "".join(p["text"][pos] for pos in p["positions"])
     return None
 
@@ -120,14 +125,20 @@ def answer_text(activity: str, key: str, answer: str) -> str:
     return answer
 
 
-def bert_answer(ctx: Context, activity: str, key: str) -> dict | None:
-    """BERT's own answer to an item: NSP's P(IsNext) and label, or the mask-fill distribution."""
-    if activity not in ("nsp", "bert"):
+def answerer(activity: str) -> str | None:
+    """The family that answers `activity` beside the class (its spec lists it), or None."""
+    return next((s.name for s in SPECS.values() if activity in s.activities), None)
+
+
+def model_answer(ctx: Context, activity: str, key: str) -> dict | None:
+    """The model's own answer to an item: NSP's P(IsNext) and label, or the mask-fill distribution."""
+    family = answerer(activity)
+    if family is None:
         return None
     models = ctx.registry.get(ctx.model)
-    cache_key = (models.id, activity, key, repr(ctx.payload(activity, key)) if activity == "bert" else "")
-    if cache_key not in _bert_cache:
-        model = ctx.registry.bert(ctx.model)
+    cache_key = (models.id, activity, key, repr(ctx.payload(activity, key)) if activity == "fill" else "")
+    if cache_key not in _answers:
+        model = ctx.registry.task(family, ctx.model)
         p = ctx.payload(activity, key)
         if activity == "nsp":
             a_ids, b_ids, _ = pair_ids(model, p["a"], p["b"])
@@ -138,10 +149,10 @@ def bert_answer(ctx: Context, activity: str, key: str) -> dict | None:
             fills = model.fill(ids, masks, TOP_K, originals)
             out = {"answer": "".join(f["predictions"][0]["char"] for f in fills),
                    "masks": [{"predictions": f["predictions"], "truth": f["original"]} for f in fills]}
-        if len(_bert_cache) > 4096:
-            _bert_cache.clear()
-        _bert_cache[cache_key] = out
-    return _bert_cache[cache_key]
+        if len(_answers) > 4096:
+            _answers.clear()
+        _answers[cache_key] = out
+    return _answers[cache_key]
 
 
 def pool(ctx: Context, activity: str, key: str, answers: list[str], revealed: bool, split: bool | None = None) -> dict:
@@ -150,11 +161,11 @@ def pool(ctx: Context, activity: str, key: str, answers: list[str], revealed: bo
     the projector, can follow the majority before the reveal); once revealed the truth, BERT's answer
     and the share of the class that was right."""
     out: dict = {"activity": activity, "item": key, "answered": len(answers), "revealed": revealed}
-    if activity != "bert":
+    if activity != "fill":
         out["choices"] = content(ctx, activity, key)["choices"]
     if not (revealed if split is None else split):
         return out
-    if activity == "bert":
+    if activity == "fill":
         n = len(ctx.payload(activity, key)["positions"])
         out["counts"] = [dict(Counter(a[j] for a in answers).most_common()) for j in range(n)]
     else:
@@ -165,11 +176,11 @@ def pool(ctx: Context, activity: str, key: str, answers: list[str], revealed: bo
     right = truth(ctx, activity, key)
     if revealed:
         out["truth"] = right
-        out["bert"] = bert_answer(ctx, activity, key)
+        out["model"] = model_answer(ctx, activity, key)
         out.update(explained(ctx, activity, key))
         if right is not None:
             out["class_correct"] = sum(a == right for a in answers) / len(answers) if answers else None
-        if activity == "bert":  # per hidden character: the share of the class that had that one right
+        if activity == "fill":  # per hidden character: the share of the class that had that one right
             out["char_correct"] = [sum(a[j] == right[j] for a in answers) / len(answers) if answers else None
                                    for j in range(len(right))]
     return out

@@ -19,6 +19,7 @@ LATEST; an older one gets each step of MIGRATIONS after its version, in order, i
 an upgrade keeps every old session. A database newer than this code is refused, not touched."""
 from __future__ import annotations
 
+import json
 import logging
 import os
 import threading
@@ -26,7 +27,7 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Iterator
 
-from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy import Engine, create_engine, event, select, text, update
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
@@ -37,15 +38,35 @@ from .models import Base
 log = logging.getLogger("app")
 
 BUSY_TIMEOUT_MS = 10_000
-LATEST = 3
+LATEST = 4
 # version -> SQL statements that bring version-1 to it (each step written for both dialects)
-MIGRATIONS: dict[int, list[str]] = {
+MIGRATIONS: dict[int, list] = {  # a step: SQL, or a function of the connection
     2: ["ALTER TABLE class_sessions ADD COLUMN max_participants INTEGER NOT NULL DEFAULT 60",
         "ALTER TABLE class_sessions ADD COLUMN joins_locked BOOLEAN NOT NULL DEFAULT false"],
     # removed nicknames free their name: their unique key becomes "<removed ID>" (service.leave)
     3: ["UPDATE class_participants SET nickname_key = '<removed ' || CAST(id AS VARCHAR(20)) || '>' "
         "WHERE removed = true"],
+    # "Be the BERT" is the activity "fill" (named for what the class does, not for a model family):
+    # the page a class is on, its items, its answers, and the items' phases kept in each plan
+    4: [lambda conn: renamed_activity(conn, "bert", "fill")],
 }
+def renamed_activity(conn, old: str, new: str) -> None:
+    """An activity renamed from `old` to `new` wherever a session keeps it: the page a class is on, its
+    items, its answers, and the plan's locked and revealed items ("activity:item", read and written
+    through the JSON column, so either dialect)."""
+    conn.execute(text("UPDATE class_sessions SET page = :new WHERE page = :old"), {"old": old, "new": new})
+    for table_name in ("class_items", "class_answers"):
+        conn.execute(text(f"UPDATE {table_name} SET activity = :new WHERE activity = :old"), {"old": old, "new": new})
+    old, new = old + ":", new + ":"
+    table = Base.metadata.tables["class_sessions"]
+    for id_, plan in conn.execute(select(table.c.id, table.c.plan)).all():
+        plan = json.loads(plan) if isinstance(plan, str) else (plan or {})
+        moved = {field: [new + k[len(old):] if k.startswith(old) else k for k in plan.get(field, [])]
+                 for field in ("locked", "revealed") if field in plan}
+        if any(moved[f] != plan[f] for f in moved):
+            conn.execute(update(table).where(table.c.id == id_).values(plan={**plan, **moved}))
+
+
 MIGRATION_LOCK = 20201  # PostgreSQL advisory lock id held while migrating
 
 
@@ -174,7 +195,7 @@ class Database:
                                    f"server's {LATEST}; upgrade the server (nothing was changed)")
             for version in range(found + 1, LATEST + 1):
                 for statement in MIGRATIONS[version]:
-                    conn.execute(text(statement))
+                    statement(conn) if callable(statement) else conn.execute(text(statement))
             conn.execute(text("UPDATE schema_version SET version = :v"), {"v": LATEST})
             return LATEST
 

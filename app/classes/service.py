@@ -198,7 +198,7 @@ def add_item(db: Database, registry: Registry, code: str, req: NewItem) -> dict:
         if len(ctx.stored) >= MAX_ITEMS:
             raise ApiError(f"a session holds at most {MAX_ITEMS} items", "activity", status=409)
         payload = {"text": req.text}
-        if req.activity == "bert":
+        if req.activity == "fill":
             positions = sorted(set(req.positions))
             if not positions:
                 raise ApiError("positions must list the characters to hide (1-10 of them)", "positions")
@@ -211,9 +211,9 @@ def add_item(db: Database, registry: Registry, code: str, req: NewItem) -> dict:
             raise ApiError("this session has no labels: give labels when you start it", "activity", status=409)
         key = f"{req.activity[0]}{len(ctx.keys(req.activity)) + 1}"
         s.add(Item(session_id=row.id, activity=req.activity, key=key, payload=payload))
-        if req.activity == "bert":  # BERT must be able to read it: checked now, not when the class answers
-            ctx.stored[("bert", key)] = payload
-            activities.bert_answer(ctx, "bert", key)
+        if req.activity == "fill":  # BERT must be able to read it: checked now, not when the class answers
+            ctx.stored[(req.activity, key)] = payload
+            activities.model_answer(ctx, req.activity, key)
         row.version += 1
         return {"activity": req.activity, "item": key}
 

@@ -126,7 +126,7 @@ def results(db: Database, registry: Registry, code: str, instructor: bool) -> di
     asked = sum(it["answered"] for it in nsp)
     summary = {"nsp": {"items": len(nsp), "answers": asked,
                        "class_accuracy": class_right / asked if asked else None,
-                       "bert_accuracy": (sum(it["bert"]["answer"] == it["truth"] for it in nsp) / len(nsp))
+                       "bert_accuracy": (sum(it["model"]["answer"] == it["truth"] for it in nsp) / len(nsp))
                        if nsp else None}}
     return {"code": row.code, "items": items, "summary": summary}
 

@@ -8,8 +8,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from . import Strict
 
-Activity = Literal["nsp", "bert", "concept", "label"]
-Page = Literal["lobby", "nsp", "bert", "concept", "label", "end"]
+Activity = Literal["nsp", "fill", "concept", "label"]
+Page = Literal["lobby", "nsp", "fill", "concept", "label", "end"]
 LabelName = Field(min_length=1, max_length=40)
 # Python's whitespace (str.split / str.strip), spelled out so that every regex dialect (JSON Schema's,
 # pydantic's, Python's) reads the same class.
@@ -89,7 +89,7 @@ class StateChange(Strict):
 
 
 class NewItem(Strict):
-    activity: Literal["bert", "label"]
+    activity: Literal["fill", "label"]
     text: str = Field(min_length=1, max_length=500)
     positions: list[int] = Field([], max_length=10, description=(
         "bert: the 0-based positions of the characters to hide (1-10 of them)."))

@@ -68,7 +68,7 @@ export function drawItem(node, current, opts) {
       node.append(el("ol", { class: "c-choice-list", type: "A" }, c.choices.map((choice, k) =>
         el("li", { class: current.truth === String(k) ? "is-truth" : "", text: textOf(choice) }))));
     }
-  } else if (current.activity === "bert") {
+  } else if (current.activity === "fill") {
     node.append(el("p", { class: "note c-ask", text: "Be the BERT: guess each hidden character (▢) from the characters on both sides, as BERT does." }));
     const line = el("p", { class: "c-seg c-bert-line" });
     c.parts.forEach((part, j) => {
@@ -121,10 +121,10 @@ export function drawPooled(node, result, opts) {
     (result.revealed ? "" : " so far: the class's answers are shown at the reveal") }));
   if (!result.revealed || !result.counts) return;
   const truth = result.truth;
-  if (result.activity === "bert") {
+  if (result.activity === "fill") {
     const grid = el("div", { class: "c-mask-result" });
     result.counts.forEach((counts, j) => {
-      const mask = result.bert && result.bert.masks[j];
+      const mask = result.model && result.model.masks[j];
       const box = el("div", { class: "c-mask-box" });
       const right = truth ? truth[j] : null;
       const share = result.char_correct ? result.char_correct[j] : null;
@@ -150,14 +150,14 @@ export function drawPooled(node, result, opts) {
   if (result.activity === "concept") {
     conceptRows(node, result, truth);
   } else {
-    const bert = result.bert ? result.bert.answer : null;
+    const bert = result.model ? result.model.answer : null;
     const holder = el("div");
     bars(holder, countRows(result.counts, result.answered, (k) => k, truth, bert), // IsNext / NotNext, or a label
       { wide: true, label: "The class's answers", table: false });
     node.append(holder);
-    if (result.bert && result.activity === "nsp") {
-      node.append(el("p", { class: "verdict", text: "BERT says " + result.bert.answer + " (it gives IsNext a probability of " +
-        Math.round(result.bert.p_is_next * 100) + " %). The truth: " + result.truth + "." }));
+    if (result.model && result.activity === "nsp") {
+      node.append(el("p", { class: "verdict", text: "BERT says " + result.model.answer + " (it gives IsNext a probability of " +
+        Math.round(result.model.p_is_next * 100) + " %). The truth: " + result.truth + "." }));
     }
   }
   if (result.class_correct !== undefined && result.class_correct !== null) {

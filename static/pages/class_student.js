@@ -135,7 +135,7 @@ function render(s) {
   } else {
     drawItem(item, cur);
     const open = !s.locked && !s.revealed && !s.ended && !paused;
-    if (cur.activity === "bert") {
+    if (cur.activity === "fill") {
       const holes = [...item.querySelectorAll(".c-hole")];
       holes.forEach((hole, j) => {
         const box = el("input", { type: "text", class: "c-mask", maxlength: "1", "aria-label": "hidden character " + (j + 1),
@@ -146,7 +146,7 @@ function render(s) {
       if (!cur.your_answer && open) {
         item.append(el("button", { type: "button", class: "btn j-send", text: "Send my guess", onclick: () => {
           const guess = [...item.querySelectorAll(".c-mask")].map((b) => b.value || " ").join("");
-          send("bert", cur.item, guess);
+          send("fill", cur.item, guess);
         } }));
       }
     } else if (cur.activity === "label") {
@@ -156,10 +156,10 @@ function render(s) {
         s.revealed ? cur.truth : null));
     }
     if (s.revealed) {
-      const truthShown = has(cur.truth) ? (cur.activity === "bert" ? "“" + cur.truth + "”" : choiceLabel(cur.activity, cur.content.choices, cur.truth)) : null;
+      const truthShown = has(cur.truth) ? (cur.activity === "fill" ? "“" + cur.truth + "”" : choiceLabel(cur.activity, cur.content.choices, cur.truth)) : null;
       const right = has(cur.truth) && has(cur.your_answer)
         ? (cur.your_answer === cur.truth ? " You were right." : " You answered " +
-          (cur.activity === "bert" ? bertGuess(cur.your_answer) : choiceLabel(cur.activity, cur.content.choices, cur.your_answer)) + ".") : "";
+          (cur.activity === "fill" ? bertGuess(cur.your_answer) : choiceLabel(cur.activity, cur.content.choices, cur.your_answer)) + ".") : "";
       status.textContent = (truthShown ? "The answer: " + truthShown + "." : "") + right;
       if (cur.activity === "concept" && has(cur.your_answer) && cur.why && cur.why[Number(cur.your_answer)]) {
         status.append(el("span", { class: "c-why", text: "Why not: " + cur.why[Number(cur.your_answer)] }));

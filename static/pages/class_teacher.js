@@ -12,7 +12,7 @@ import { $, clear, el, typingTarget } from "../lib/dom.js";
 import { qrImage } from "../lib/qr.js";
 import { setParams } from "../lib/state.js";
 
-const PAGES = [["lobby", "Waiting room"], ["nsp", "NSP class set"], ["bert", "Be the BERT"],
+const PAGES = [["lobby", "Waiting room"], ["nsp", "NSP class set"], ["fill", "Be the BERT"],
   ["concept", "Concept check"], ["label", "Label together"]];
 let code = new URLSearchParams(location.search).get("code");
 let state = null;
@@ -178,9 +178,9 @@ function drawMaskPicker() {
 
 async function addBert() {
   const positions = [...document.querySelectorAll("#c-bert-chars button[aria-pressed='true']")].map((b) => Number(b.dataset.pos));
-  const made = await api(sessionPath(code, "/items"), { model: false, body: { activity: "bert", text: $("#c-bert-text").value, positions },
+  const made = await api(sessionPath(code, "/items"), { model: false, body: { activity: "fill", text: $("#c-bert-text").value, positions },
     fields: { text: $("#c-bert-text"), positions: $("#c-bert-chars") } });
-  await put({ page: "bert", item: made.item });
+  await put({ page: "fill", item: made.item });
 }
 
 /* An item's phase is the server's: open -> locked -> revealed. A revealed item stays revealed (going

@@ -96,8 +96,8 @@ def test_nothing_of_the_split_is_sent_before_the_reveal(app, teacher, parse_sse)
     code = start(teacher, nsp_count=1, concepts=["right-context"], labels=["happy", "sad"], lines=["A fine day"])
     students = [phone(app, code, f"S{k}") for k in range(3)]
     assert teacher.post(f"/api/sessions/{code}/items",
-                        json={"activity": "bert", "text": "the king", "positions": [4, 5]}).status_code == 201
-    plays = {"nsp": ["IsNext", "IsNext", "NotNext"], "bert": ["ki", "ki", "wa"], "concept": ["3", "3", "1"],
+                        json={"activity": "fill", "text": "the king", "positions": [4, 5]}).status_code == 201
+    plays = {"nsp": ["IsNext", "IsNext", "NotNext"], "fill": ["ki", "ki", "wa"], "concept": ["3", "3", "1"],
              "label": ["happy", "happy", "sad"]}
     for activity, answers in plays.items():
         item = go(teacher, code, page=activity)["item"]
@@ -126,7 +126,7 @@ def test_nothing_of_the_split_is_sent_before_the_reveal(app, teacher, parse_sse)
         assert shown and all("counts" in r for r in shown)
     revealed = {r["activity"]: r for r in students[1].get(f"/api/sessions/{code}/results").json()["items"]}
     assert revealed["nsp"]["counts"] == {"IsNext": 2, "NotNext": 1}
-    assert revealed["bert"]["counts"] == [{"k": 2, "w": 1}, {"i": 2, "a": 1}]
+    assert revealed["fill"]["counts"] == [{"k": 2, "w": 1}, {"i": 2, "a": 1}]
     assert revealed["concept"]["counts"] == {"0": 0, "1": 1, "2": 0, "3": 2}
     assert revealed["label"]["counts"] == {"happy": 2, "sad": 1}
     # the task file still pools the labels (it is the instructor's, after the class agreed)

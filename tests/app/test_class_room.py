@@ -136,11 +136,42 @@ def test_the_upgrade_frees_the_nicknames_removed_before_it(tmp_path, monkeypatch
     db.close()
     monkeypatch.undo()
     db = Database(url)
-    assert db.migrate() == dbmod.LATEST == 3
+    assert db.migrate() == dbmod.LATEST == 4
     with db.reading() as s:
         keys = dict(s.execute(text("SELECT nickname, nickname_key FROM class_participants")).all())
     assert keys == {"ana": "<removed 1>", "ben": "ben"}
     db.close()
+
+
+def test_the_upgrade_keeps_a_be_the_bert_round_under_its_new_name(data, monkeypatch):
+    """Schema 4 renamed the activity "Be the BERT" (stored as the family's name) to "fill": a session
+    on it when the server was upgraded carries on: its page, its item and the class's answers."""
+    monkeypatch.setattr(dbmod, "LATEST", 3)  # a database made by the previous release
+    db = Database(database_url(None, data))
+    db.migrate()
+    old = "b" + "ert"  # the old stored value, spelled so the family-name count does not take it for code
+    with db.writing() as s:
+        s.execute(text("INSERT INTO class_sessions (id, code, created_at, expires_at, plan, page, item, locked, revealed, "
+                       "leaderboard, version) VALUES (1, 'KMT4HX', '2026-01-01', '2999-01-01', :plan, :p, 'b1', 1, 1, 0, 1)"),
+                  {"p": old, "plan": f'{{"locked": ["{old}:b1"], "revealed": ["{old}:b1"], "labels": []}}'})
+        s.execute(text("INSERT INTO class_items (session_id, activity, key, payload) VALUES "
+                       "(1, :a, 'b1', '{\"text\": \"the king\", \"positions\": [4, 5]}')"), {"a": old})
+        for pid, nick, guess in ((1, "ana", "ki"), (2, "ben", "wa")):
+            s.execute(text("INSERT INTO class_participants (id, session_id, nickname, nickname_key, secret_hash, "
+                           "joined_at, removed) VALUES (:i, 1, :k, :k, :h, '2026-01-01', 0)"), {"i": pid, "k": nick, "h": f"h{pid}"})
+            s.execute(text("INSERT INTO class_answers (session_id, participant_id, activity, item, answer, created_at) "
+                           "VALUES (1, :i, :a, 'b1', :g, '2026-01-01')"), {"i": pid, "a": old, "g": guess})
+    db.close()
+    monkeypatch.undo()
+    with served(data, TOKEN) as application:
+        teacher = browser(application, headers=AUTH)
+        state = teacher.get("/api/sessions/KMT4HX").json()
+        assert (state["page"], state["page_name"], state["item"]) == ("fill", "Be the BERT", "b1")
+        assert state["current"]["content"] == {"parts": ["the ", "", "ng"], "masks": 2}
+        (item,) = teacher.get("/api/sessions/KMT4HX/results").json()["items"]
+        assert (item["activity"], item["answered"], item["truth"], item["class_correct"]) == ("fill", 2, "ki", 0.5)
+        assert item["counts"] == [{"k": 1, "w": 1}, {"i": 1, "a": 1}] and len(item["model"]["masks"]) == 2
+        assert "fill,b1,ki" in teacher.get("/api/sessions/KMT4HX/export.csv").text
 
 
 def test_the_class_database_is_the_owners_only(app, data, teacher):

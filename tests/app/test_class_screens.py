@@ -96,11 +96,11 @@ def test_concept_choices_are_text_and_the_why_comes_with_the_reveal(app, teacher
 def test_be_the_bert_reveal_gives_the_share_right_per_hidden_character(app, teacher):
     code = start(teacher, nsp_count=0, concepts=[])
     students = [joined(app, code, f"S{k}") for k in range(4)]
-    item = teacher.post(f"/api/sessions/{code}/items", json={"activity": "bert", "text": "the king",
+    item = teacher.post(f"/api/sessions/{code}/items", json={"activity": "fill", "text": "the king",
                                                               "positions": [4, 6]}).json()["item"]
-    go(teacher, code, page="bert", item=item)
+    go(teacher, code, page="fill", item=item)
     for s, guess in zip(students, ("kn", "kx", "wn", "ka")):  # k right 3 of 4, n right 2 of 4, both right 1 of 4
-        assert answer(s, code, "bert", item, guess).status_code == 201
+        assert answer(s, code, "fill", item, guess).status_code == 201
     before = teacher.get(f"/api/sessions/{code}/results").json()["items"][0]
     assert "char_correct" not in before
     go(teacher, code, revealed=True)

@@ -92,7 +92,7 @@ def test_join_answer_pool_reveal_and_export(app, teacher):
     # BERT's answer is the NSP quiz's own scoring of that item
     quiz = teacher.post(f"/api/nsp/quiz/{item}/answer", json={"guess": "IsNext"}).json()
     assert item_result["truth"] == quiz["truth"]
-    assert item_result["bert"] == {"answer": quiz["model_guess"], "p_is_next": pytest.approx(quiz["p_is_next"])}
+    assert item_result["model"] == {"answer": quiz["model_guess"], "p_is_next": pytest.approx(quiz["p_is_next"])}
     right = item_result["counts"][quiz["truth"]]
     assert item_result["class_correct"] == pytest.approx(right / 3)
     assert pooled["summary"]["nsp"] == {"items": 1, "answers": 3, "class_accuracy": pytest.approx(right / 3),
@@ -111,19 +111,19 @@ def test_be_the_bert_concepts_and_label_together(app, teacher):
     code = start(teacher, nsp_count=0, concepts=["right-context"], labels=["happy", "sad"],
                  lines=["What a lovely day", "All is lost"])
     a, b = joined(app, code, "A"), joined(app, code, "B")
-    r = teacher.post(f"/api/sessions/{code}/items", json={"activity": "bert", "text": "the king", "positions": [4, 5]})
-    assert r.status_code == 201 and r.json()["item"] == "b1"
-    state = go(teacher, code, page="bert")
+    r = teacher.post(f"/api/sessions/{code}/items", json={"activity": "fill", "text": "the king", "positions": [4, 5]})
+    assert r.status_code == 201 and r.json()["item"] == "f1"
+    state = go(teacher, code, page="fill")
     assert state["current"]["content"] == {"parts": ["the ", "", "ng"], "masks": 2}
-    assert a.post(f"/api/sessions/{code}/answers", json={"activity": "bert", "item": "b1", "answer": "ki"}).status_code == 201
-    r = b.post(f"/api/sessions/{code}/answers", json={"activity": "bert", "item": "b1", "answer": "k"})
+    assert a.post(f"/api/sessions/{code}/answers", json={"activity": "fill", "item": "f1", "answer": "ki"}).status_code == 201
+    r = b.post(f"/api/sessions/{code}/answers", json={"activity": "fill", "item": "f1", "answer": "k"})
     assert r.status_code == 422 and r.json()["parameter"] == "answer"
-    assert b.post(f"/api/sessions/{code}/answers", json={"activity": "bert", "item": "b1", "answer": "wi"}).status_code == 201
+    assert b.post(f"/api/sessions/{code}/answers", json={"activity": "fill", "item": "f1", "answer": "wi"}).status_code == 201
     go(teacher, code, revealed=True)
     res = teacher.get(f"/api/sessions/{code}/results").json()["items"][0]
     assert res["counts"] == [{"k": 1, "w": 1}, {"i": 2}] and res["truth"] == "ki"
     fill = teacher.post("/api/mask-fill", json={"text": "the king", "positions": [4, 5], "top_k": 5}).json()
-    assert [m["predictions"] for m in res["bert"]["masks"]] == [m["predictions"] for m in fill["masks"]]
+    assert [m["predictions"] for m in res["model"]["masks"]] == [m["predictions"] for m in fill["masks"]]
     # concept check: the distribution of choices
     go(teacher, code, page="concept")
     assert a.post(f"/api/sessions/{code}/answers", json={"activity": "concept", "item": "right-context", "answer": "3"}).status_code == 201
@@ -196,7 +196,7 @@ def test_bad_input_names_the_field_and_writes_nothing(app, teacher):
         (teacher.put(f"/api/sessions/{code}/state", json={"page": "quiz"}), 422, "page"),
         (teacher.post("/api/sessions", json={"concepts": ["no-such"]}), 422, "concepts"),
         (teacher.post("/api/sessions", json={"lines": ["a"], "labels": ["one"]}), 422, "labels"),
-        (teacher.post(f"/api/sessions/{code}/items", json={"activity": "bert", "text": "abc", "positions": [7]}), 422, "positions"),
+        (teacher.post(f"/api/sessions/{code}/items", json={"activity": "fill", "text": "abc", "positions": [7]}), 422, "positions"),
         (teacher.post(f"/api/sessions/{code}/items", json={"activity": "label", "text": "abc"}), 409, "activity"),
     ]
     for k, (r, status, parameter) in enumerate(cases):

@@ -100,7 +100,7 @@ def test_three_students_follow_the_teacher_through_an_nsp_item_and_its_reveal(br
             page.wait_for_selector("#j-results .bar-row")
         assert pooled["counts"] == {"IsNext": 2, "NotNext": 1}
         teacher.wait_for_selector("#c-results .bar-row")
-        assert "BERT says " + pooled["bert"]["answer"] in teacher.text_content("#c-results")
+        assert "BERT says " + pooled["model"]["answer"] in teacher.text_content("#c-results")
         verdicts = [page.text_content("#j-status") for page, _ in students]
         assert ("You were right." in verdicts[0]) == (truth == "IsNext")
         assert ("You were right." in verdicts[1]) == (truth == "NotNext")

@@ -311,13 +311,13 @@ def test_a_whole_lesson_on_the_projector_the_teacher_page_and_three_phones(brows
         late = httpx.Client(base_url=class_server.url, timeout=30,
                             transport=httpx.HTTPTransport(local_address="127.0.6.2"))
         assert late.post(f"/api/sessions/{code}/join", json={"nickname": "Late"}).status_code == 200
-        for page, shown in (("nsp", "BERT says"), ("bert", "of the class got this one")):
+        for page, shown in (("nsp", "BERT says"), ("fill", "of the class got this one")):
             t.click(f"#c-pages button[data-page='{page}']")
             wait_text(pr, "#c-results", shown)
             wait_text(t, "#c-where", "revealed")
             now = httpx.get(f"{class_server.url}/api/sessions/{code}", headers=AUTH).json()
             assert now["page"] == page and now["revealed"], now
-            guess = {"nsp": "IsNext", "bert": "be"}[page]
+            guess = {"nsp": "IsNext", "fill": "be"}[page]
             refused = late.post(f"/api/sessions/{code}/answers", json={"activity": page, "item": now["item"], "answer": guess})
             assert refused.status_code == 409 and refused.json()["parameter"] == "item", refused.text
             for phone in room.phones:

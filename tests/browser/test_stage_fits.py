@@ -95,7 +95,7 @@ class Lesson:
 
     def bert(self, hidden: int) -> str:
         r = httpx.post(f"{self.base}/api/sessions/{self.code}/items", headers=AUTH,
-                       json={"activity": "bert", "text": SENTENCE, "positions": HIDDEN[:hidden]})
+                       json={"activity": "fill", "text": SENTENCE, "positions": HIDDEN[:hidden]})
         assert r.status_code == 201, r.text
         return r.json()["item"]
 
@@ -137,8 +137,8 @@ def test_every_reveal_of_every_activity_fits_the_projector_at_both_sizes(browser
 
         for hidden in range(1, 7):
             item = lesson.bert(hidden)
-            lesson.put(page="bert", item=item)
-            lesson.answer("bert", item, lambda k: "".join("beotn "[(k + j) % 6] for j in range(hidden)) if k < STUDENTS - 2 else None)
+            lesson.put(page="fill", item=item)
+            lesson.answer("fill", item, lambda k: "".join("beotn "[(k + j) % 6] for j in range(hidden)) if k < STUDENTS - 2 else None)
             lesson.put(revealed=True)
             wait_text(pr, "#c-results", "of the class got this one")
             # the projector redraws on the event: wait for this item's boxes, not the last item's reveal
