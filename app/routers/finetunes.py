@@ -11,6 +11,7 @@ from fastapi.responses import Response
 
 from .. import auth, deps
 from ..config import Settings
+from ..contract.families import for_page
 from ..errors import ApiError
 from ..finetunes import task_file
 from ..finetunes.jobs import FinetuneManager
@@ -70,8 +71,10 @@ def check_start(body: StartFinetune, m: FinetuneManager, registry: Registry, set
     if (body.task is None) == (body.task_text is None):
         raise ApiError("give exactly one of task (a shipped task's name) or task_text (a task file's text)", "task")
     meta = registry.meta(body.model)
-    if "bert" not in meta.families:
-        raise ApiError(f"model {body.model!r} has no BERT to fine-tune; pick a set with a BERT", "model", status=409)
+    for spec in for_page("finetune"):  # the family the lab fine-tunes (its spec lists the fine-tune page)
+        if spec.name not in meta.families:
+            raise ApiError(f"model {body.model!r} has no {spec.label} to fine-tune; pick a set with a {spec.label}",
+                           "model", status=409)
     if body.task is not None:
         names = [t["name"] for t in m.tasks()]
         if body.task not in names:

@@ -106,7 +106,7 @@ class HealthResponse(BaseModel):
                                                           "default set failed; other sets' problems answer 200.")
     storage: str | None = Field(None, description="What stops training runs from being stored (a full disk, a "
                                                   "data folder that is not writable), or null.")
-    models: dict[str, bool] = Field(description="Which models of the default set are served, e.g. {'gpt': true, 'bert': true}.")
+    models: dict[str, bool] = Field(description="Which models of the default set are served, by family name (app/contract/families.py).")
     sets: dict[str, SetHealth] = Field(description="Every loaded model set by id (sets not used yet are not loaded).")
 
 

@@ -158,7 +158,8 @@ async function setUpStart(data) {
     return;
   }
   const [models, tasks] = await Promise.all([api("/api/models", { model: false }), api("/api/tasks", { model: false })]);
-  const berts = models.sets.filter((s) => (s.families || []).includes("bert"));
+  const tuned = (models.families || []).filter((f) => f.pages.includes("finetune")).map((f) => f.name); // the family the lab fine-tunes
+  const berts = models.sets.filter((s) => tuned.every((name) => (s.families || []).includes(name)));
   $("#ft-model").replaceChildren(...berts.map((s) => el("option", { value: s.id, "data-run": s.run || "", text: s.name })));
   for (const t of tasks.tasks) view.tasks[t.name] = t;
   $("#ft-task").replaceChildren(...tasks.tasks.map((t) => el("option", { value: t.name,
