@@ -8,10 +8,12 @@ A family is one spec here plus one file per side, named by the spec:
     static/families/<name>.js   its page pieces (the Train page's live view and result rows)
 
 The registry, the contract's checks, package and the inspection export, the Train page, the model
-picker and the home cards read these specs and never test a name; the browser learns them from the
-server (GET /api/families, and `families` in GET /api/models). Adding a family = a spec below (its
-registration line), its files. Not yet (issue 40): the device engine (static/lib/engine*.js), the
-attention page and the class activities still name GPT and BERT (python -m benchmarks.family_names).
+picker, the home cards, the device engine (static/lib/engine.js routes each API path to the family
+that declares it), the attention and compare lessons (for_page), the class activities (which family
+answers one) and the lab read these specs and never test a name; the browser learns them from the
+server (GET /api/families, and `families` in GET /api/models). Adding a family = a spec below (the
+registration line the server and the trainer read), its three files, and its import line in
+static/families/index.js (the browser's list: a static host cannot list a folder).
 """
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ class FamilySpec:
     inputs: Callable[[int], list[str]]  # ONNX input names, by the model's n_layer
     outputs: Callable[[int], list[str]]  # ONNX output names
     task: str  # "module:Class" of its serving task (app/tasks/<name>.py)
+    trainer: str  # "module:FAMILY" of its trainer's entry (training/families/<name>.py): serving never imports it
     optional: bool = False  # a set is whole without it
     trainable: bool = True  # the Train page offers it (python -m training live --families)
     uses_nsp: bool = False  # its set carries the NSP quiz bank
@@ -49,7 +52,7 @@ class FamilySpec:
 
     def public(self) -> dict:
         """What the browser learns (GET /api/families): everything but the code references."""
-        out = {k: v for k, v in asdict(self).items() if k not in ("inputs", "outputs", "task", "last_dims")}
+        out = {k: v for k, v in asdict(self).items() if k not in ("inputs", "outputs", "task", "trainer", "last_dims")}
         out["pages"], out["activities"] = list(self.pages), list(self.activities)
         out["script"] = f"/static/families/{self.name}.js"
         out["card_label"] = self.card_label or self.label
@@ -62,18 +65,21 @@ SPECS: dict[str, FamilySpec] = {s.name: s for s in (  # the registration lines, 
     FamilySpec("gpt", "GPT", "guess the next character from the ones before it", "causal",
                inputs=lambda n: ["input_ids", "past_length", *cache_names(n)],
                outputs=lambda n: ["logits", *cache_names(n, "present")], task="app.tasks.gpt:GPT",
+               trainer="training.families.gpt:FAMILY",
                last_dims={"logits": "vocab"}, cached=True,
                pages=("generate", "compare", "attention", "objectives"),
                live_view="continues a prompt, one character at a time",
                metric="nats per character (lower is better)"),
     FamilySpec("bert", "BERT", "fill in hidden characters using both sides, and tell whether B follows A",
                "bidirectional", inputs=_ENCODER_IN, outputs=lambda n: ["mlm_logits", "nsp_logits"],
-               task="app.tasks.bert:BERT", uses_nsp=True, last_dims={"mlm_logits": "vocab", "nsp_logits": 2},
+               task="app.tasks.bert:BERT", trainer="training.families.bert:FAMILY", uses_nsp=True,
+               last_dims={"mlm_logits": "vocab", "nsp_logits": 2},
                pages=("mask-fill", "nsp", "compare", "attention", "objectives", "finetune"),
                activities=("nsp", "fill"), live_view="fills the hidden characters of a test line",
                metric="hidden characters guessed right (top-1)"),
     FamilySpec("electra", "ELECTRA", "spot which characters were swapped for another one", "bidirectional",
                inputs=_ENCODER_IN, outputs=lambda n: ["replaced_logits"], task="app.tasks.electra:ELECTRA",
+               trainer="training.families.electra:FAMILY",
                optional=True, pages=("objectives",), card_label="ELECTRA discriminator",
                live_view="marks the characters it thinks were swapped in a test line",
                metric="swapped characters caught"),

@@ -93,8 +93,8 @@ class Family:
 
 
 # No registration here: every family the contract declares (app/contract/families.py, its one
-# registration line) has its entry, FAMILY, in training/families/<name>.py, in the specs' order.
-FAMILIES: dict[str, Family] = {name: importlib.import_module(f"{__name__}.{name}").FAMILY for name in SPECS}
+# registration line) names its entry (`trainer`: FAMILY in training/families/<name>.py), in the specs' order.
+FAMILIES: dict[str, Family] = {name: _load(spec.trainer) for name, spec in SPECS.items()}
 
 
 def family(name: str) -> Family:
