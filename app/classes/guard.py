@@ -44,16 +44,27 @@ def limits(request: Request) -> tuple[PerClient, PerClient]:
     return state.class_limits
 
 
+def spent(wait: float) -> ApiError:
+    """The answer to every request naming a code from an address whose guesses are spent: the same
+    for a right code and a wrong one (app/classes/door.py: a right one's join also knocks)."""
+    retry = retry_after(wait)
+    return ApiError(f"too many join codes that match no class came from this network (the Wi-Fi or mobile "
+                    f"connection you are on) in a short time; check the code on the projector. If it is right, "
+                    f"your teacher sees your nickname at the door and can let you in: this page tries again "
+                    f"in {retry} s", "code", status=429, headers={"Retry-After": retry})
+
+
 def code_guard(request: Request):
     """A dependency for every route naming a session by its code: refuses an address whose guesses
-    are spent (before anything is looked up) and counts the guesses that miss."""
+    are spent (before anything is looked up) and counts the guesses that miss. A join from such an
+    address is left to the door (request.state.door: the refusal it gets unless let in)."""
     guesses, client = limits(request)[1], client_address(request)
     wait = guesses.wait_s(client)
     if wait > 0 and not known(request):
-        retry = retry_after(wait)
-        raise ApiError(f"too many join codes that match no class came from this network (the Wi-Fi or mobile "
-                       f"connection you are on) in a short time; check the code on the projector and try again in "
-                       f"{retry} s", "code", status=429, headers={"Retry-After": retry})
+        if request.method == "POST" and request.url.path.endswith("/join"):
+            request.state.door = spent(wait)
+        else:
+            raise spent(wait)
     try:
         yield
     except ApiError as e:

@@ -20,7 +20,7 @@ from fastapi.sse import EventSourceResponse, ServerSentEvent
 from .. import auth, deps
 from ..errors import ApiError
 from ..schemas import ErrorBody
-from . import guard, rejoin, room, service, views
+from . import door, guard, rejoin, room, service, views
 from .addresses import STUDENTS_FLAG, base_urls, student_url
 from .codes import cookie_name, display_code, normalize_code
 from ..schemas.classes import (AnswerRequest, CreateSession, Created, JoinRequest, NewItem, Participant, Results,
@@ -101,7 +101,14 @@ def join(code: CodePath, req: JoinRequest, request: Request, response: Response,
     """Join with a nickname (no account). Sets this session's participant cookie; the same browser
     joining again gets its participant back, and another browser gets it back with `rejoin`, the
     rejoin code the first one shows (404 naming `rejoin` when it does not match)."""
-    if req.rejoin:  # another browser takes its nickname back with the rejoin code (app/classes/rejoin.py)
+    refused = getattr(request.state, "door", None)  # this address's code guesses are spent (guard.py)
+    if refused is not None:  # the same answer for a right code and a wrong one, unless let in (door.py)
+        if req.rejoin or not door.admitted(c.db, code, req.nickname):
+            if not req.rejoin and door.is_live(c.db, code):
+                door.knock(c.db, code, req.nickname)
+            raise refused
+        person, value = service.join(c.db, code, req.nickname, secret(request, code))
+    elif req.rejoin:  # another browser takes its nickname back with the rejoin code (app/classes/rejoin.py)
         person, value = rejoin.recover(c.db, code, req.nickname, req.rejoin)
     else:
         person, value = service.join(c.db, code, req.nickname, secret(request, code),

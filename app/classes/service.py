@@ -324,12 +324,21 @@ def change(db: Database, registry: Registry, code: str, req: StateChange) -> Non
         if req.admit is not None:  # a late student let in by nickname (past the lock, the places, the budget)
             _, key = clean_nickname(req.admit, "admit")
             plan["admit"] = [*[k for k in plan.get("admit", []) if k != key], key][-ADMIT_MAX:]
+        if req.let_in_door:  # everyone who knocked past a guesser on their address (app/classes/door.py)
+            plan = let_in(plan, ADMIT_MAX)
         if req.ended is not None:
             row.ended_at = utcnow() if req.ended else None
             if req.ended:
                 row.page, row.item = "end", None
         row.plan = plan
         row.version += 1
+
+
+def let_in(plan: dict, admit_max: int) -> dict:
+    """The plan with everyone at the door let in (as `admit` lets in one nickname) and the door empty."""
+    keys = [clean_nickname(n)[1] for n in plan.get("door", [])]
+    admit = [k for k in plan.get("admit", []) if k not in keys] + keys
+    return {**plan, "admit": admit[-admit_max:], "door": []}
 
 
 def remove(db: Database, code: str, participant_id: int) -> None:

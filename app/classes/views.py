@@ -84,6 +84,7 @@ def state(db: Database, registry: Registry, code: str, secret: str | None, instr
                               for k in ctx.keys(act)] for act in activities.ACTIVITIES}
         out["silent"] = silent_count
         out["admitted"] = list((row.plan or {}).get("admit", []))
+        out["door"] = list((row.plan or {}).get("door", []))
     if row.leaderboard:
         ranked = sorted(people, key=lambda p: (-scores.get(p.id, 0), p.id))[:LEADERS]
         out["leaders"] = [{"nickname": p.nickname, "score": scores.get(p.id, 0)} for p in ranked]

@@ -75,6 +75,9 @@ class StateChange(Strict):
     admit: str | None = Field(None, max_length=100, description=(
         "Let a late student in by nickname: their next join with it passes the closed room, the places and "
         "the address's join budget (once)."))
+    let_in_door: bool | None = Field(None, description=(
+        "true: let in every nickname at the door (joins with the right code from an address that sent many wrong "
+        "ones: app/classes/door.py), each as `admit` lets one in."))
     leaderboard: bool | None = Field(None, description="Show nicknames with scores to everyone.")
     ended: bool | None = Field(None, description="End the session: no more joins or answers.")
     room_locked: bool | None = Field(None, description=(
@@ -141,6 +144,8 @@ class SessionState(BaseModel):
     silent: int | None = Field(None, description=(
         "Instructor: nicknames that never answered though the class answered since they joined."))
     admitted: list[str] | None = Field(None, description="Instructor: nicknames let in that have not joined yet.")
+    door: list[str] | None = Field(None, description=(
+        "Instructor: nicknames that knocked with the right code from an address whose code guesses are spent, oldest first."))
     leaders: list[dict] | None = Field(None, description="With the leaderboard on: the top scores.")
 
 

@@ -36,12 +36,28 @@ async function rejoin() {
   }
 }
 
+let knocking = null; // the timer of the next try while this network's code guesses are spent
+
 async function join() {
+  clearTimeout(knocking);
   code = $("#j-code").value.replace(/[\s-]/g, "").toUpperCase();
   const again = $("#j-rejoin").value.trim();
   const body = again ? { nickname: $("#j-name").value, rejoin: again } : { nickname: $("#j-name").value };
-  await api(sessionPath(code, "/join"), { model: false, body,
-    fields: { code: $("#j-code"), nickname: $("#j-name"), rejoin: $("#j-rejoin") } });
+  try {
+    await api(sessionPath(code, "/join"), { model: false, body,
+      fields: { code: $("#j-code"), nickname: $("#j-name"), rejoin: $("#j-rejoin") } });
+  } catch (err) {
+    // Someone on this network sent many wrong codes: the server answers every code alike, and a right
+    // one waits at the door until the teacher lets it in (app/classes/door.py). Try again by itself.
+    if (err.status !== 429 || err.parameter !== "code" || again) throw err;
+    clearError(); // not the student's mistake: a calm line under the code instead of the red box
+    clearFieldErrors($("#j-form"));
+    fieldMessage($("#j-code"), "Many wrong codes came from your network (the Wi-Fi you are on), so codes from it " +
+      "cannot be checked right now. If your code is right, your teacher now sees “" + $("#j-name").value.trim() +
+      "” at the door and can let you in. This page keeps trying by itself.", "notice");
+    knocking = setTimeout(() => join().catch(() => {}), 5000);
+    return;
+  }
   clearFieldErrors($("#j-form")); // joined: the last try's "nickname is taken" is old news
   fieldMessage($("#j-name"), "", "notice");
   clearError();

@@ -112,6 +112,11 @@ function show(s) {
   const silent = s.silent || 0;
   $("#c-remove-silent").disabled = !silent;
   $("#c-remove-silent").textContent = "Remove the silent (" + silent + ")";
+  const door = s.door || [];
+  $("#c-door").hidden = !door.length;
+  $("#c-door-names").textContent = door.length ? "At the door (someone on their network sent many wrong codes, so " +
+    "they cannot join by themselves): " + door.join(", ") : "";
+  $("#c-door-in").textContent = "Let them in (" + door.length + ")";
   $("#c-admit").title = "Let a late student in by nickname" + ((s.admitted || []).length ? " (waiting: " + s.admitted.join(", ") + ")" : "");
   $("#c-board").setAttribute("aria-pressed", String(s.leaderboard));
   $("#c-phones").setAttribute("aria-pressed", String(Boolean(s.models_on_phones)));
@@ -211,6 +216,7 @@ $("#c-lock").addEventListener("click", () => put({ locked: !state.locked }));
 $("#c-reveal").addEventListener("click", reveal);
 $("#c-reopen").addEventListener("click", reopen);
 $("#c-admit").addEventListener("click", admit);
+$("#c-door-in").addEventListener("click", () => put({ let_in_door: true }));
 $("#c-pause").addEventListener("click", () => put({ paused: !state.paused }));
 $("#c-board").addEventListener("click", () => put({ leaderboard: !state.leaderboard }));
 $("#c-room-lock").addEventListener("click", () => put({ room_locked: !state.room_locked }));

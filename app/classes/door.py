@@ -1,0 +1,79 @@
+"""The door: how a class behind one address gets in while someone on that address guesses codes.
+
+A school's phones often share one public address (a NAT). Once that address has spent its code
+guesses (app/classes/guard.py), a join from it can no longer be answered by whether its code is
+right: a different answer for the right code would tell the guesser which code is right, at no
+cost, as fast as it can ask. So every join from that address gets the same 429 (the same words,
+the same Retry-After), right code or wrong, and a join with the right code also knocks: its
+nickname waits at the door, the teacher sees it (GET the session: `door`, the teacher's only) and
+lets the door in (PUT .../state {"let_in_door": true}: each nickname becomes a let-in one, as
+`admit` makes it), and the student's page, which tries again by itself, gets in with the next try.
+
+The knock is written after the answer, on a writer thread of its own, so a right code and a wrong
+one take the same time to answer (both read the session once). The door keeps the newest DOOR_MAX
+nicknames, each once (case-folded as nicknames are).
+
+The guesser's odds: 23**6 = 148,035,889 codes. Its address gets CODE_BURST wrong codes at once,
+then one every CODE_EVERY_S (20 a minute), and all addresses together CODE_GLOBAL_BURST, then one
+every CODE_GLOBAL_EVERY_S (120 a minute); past that, answers carry nothing. With 50 classes live at
+once, one guess finds one with probability 50 / 148 million: on average 2.96 million guesses,
+103 days at one address's rate, 17 days at every address's together, against sessions that
+expire after hours."""
+from __future__ import annotations
+
+import logging
+from concurrent.futures import ThreadPoolExecutor
+
+from ..errors import ApiError
+from .codes import clean_nickname
+from .db import Database
+from .service import find
+
+log = logging.getLogger("app")
+DOOR_MAX = 30
+_writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="class-door")
+
+
+def is_live(db: Database, code: str) -> bool:
+    """Does the code name a live session? (One read, right code or wrong.)"""
+    try:
+        with db.reading() as s:
+            return find(s, code).ended_at is None
+    except ApiError:
+        return False
+
+
+def admitted(db: Database, code: str, nickname: str) -> bool:
+    """Has the teacher let this nickname in? False for a wrong code or a nickname that cannot be one."""
+    try:
+        _, key = clean_nickname(nickname)
+        with db.reading() as s:
+            return key in (find(s, code).plan or {}).get("admit", [])
+    except ApiError:
+        return False
+
+
+def knock(db: Database, code: str, nickname: str) -> None:
+    """Put the nickname at the door of a live session, after the answer (a thread of its own)."""
+    _writer.submit(_knock, db, code, nickname)
+
+
+def _knock(db: Database, code: str, nickname: str) -> None:
+    try:
+        name, key = clean_nickname(nickname)
+        with db.writing() as s:
+            row = find(s, code)
+            door = [n for n in (row.plan or {}).get("door", []) if clean_nickname(n)[1] != key]
+            if door + [name] != (row.plan or {}).get("door", []):
+                row.plan = {**(row.plan or {}), "door": [*door, name][-DOOR_MAX:]}
+                row.version += 1
+    except ApiError:
+        pass  # not a nickname, a session gone: nothing waits
+    except Exception:  # noqa: BLE001 - a knock lost is a student who tries again, never a crash
+        log.exception("class door: a knock was not written")
+
+
+
+def settled(timeout: float = 10.0) -> None:
+    """Wait until every knock asked for so far is written (the writer runs them in order)."""
+    _writer.submit(lambda: None).result(timeout)
