@@ -19,7 +19,7 @@ from ..errors import ApiError
 from ..registry import Registry
 from ..concepts import bank as concept_bank
 from ..inputs import quiz_bank
-from . import activities
+from . import activities, embargo
 from .codes import clean_nickname, display_code, new_code, normalize_code
 from .db import Database
 from .models import Answer, ClassSession, Item, Participant
@@ -94,7 +94,10 @@ def plan_for(req: CreateSession, registry: Registry) -> dict:
     bank = quiz_bank(registry.get(req.model)) if req.nsp_count else []
     ids = [it["id"] for it in bank]
     count = min(req.nsp_count, len(ids))
-    nsp = random.Random(req.nsp_seed).sample(ids, count) if req.nsp_seed is not None else ids[:count]
+    # A class set of its own: without a seed from the teacher, a fresh one (kept in the plan, so a restart
+    # keeps the set), never the bank's first items that every class would get
+    seed = req.nsp_seed if req.nsp_seed is not None else secrets.randbelow(2**31)
+    nsp = random.Random(seed).sample(ids, count)
     known = [q["id"] for q in concept_bank()]
     concepts = known if req.concepts is None else req.concepts
     for cid in concepts:
@@ -107,7 +110,7 @@ def plan_for(req: CreateSession, registry: Registry) -> dict:
         raise ApiError("labels must be distinct, 1-40 characters each", "labels")
     if any(not line.strip() or len(line) > 500 for line in req.lines):
         raise ApiError("each of lines must be 1-500 characters of text", "lines")
-    return {"nsp": nsp, "concept": list(dict.fromkeys(concepts)), "labels": labels, "revealed": []}
+    return {"nsp": nsp, "nsp_seed": seed, "concept": list(dict.fromkeys(concepts)), "labels": labels, "revealed": []}
 
 
 def create(db: Database, registry: Registry, req: CreateSession, default_hours: float,
@@ -127,6 +130,7 @@ def create(db: Database, registry: Registry, req: CreateSession, default_hours: 
                 s.flush()
                 for k, line in enumerate(req.lines):
                     s.add(Item(session_id=row.id, activity="label", key=f"l{k + 1}", payload={"text": line.strip()}))
+            embargo.forget()  # its class set is held back from the self-study routes at once
             return row
         except IntegrityError:
             continue
@@ -332,6 +336,7 @@ def change(db: Database, registry: Registry, code: str, req: StateChange) -> Non
                 row.page, row.item = "end", None
         row.plan = plan
         row.version += 1
+    embargo.forget()  # a reveal (or an end) releases its keys to the self-study routes at once
 
 
 def let_in(plan: dict, admit_max: int) -> dict:

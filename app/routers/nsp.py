@@ -17,12 +17,15 @@ router = APIRouter(tags=["nsp"])
 
 
 @router.get("/api/nsp/quiz", response_model=QuizItem, responses=deps.errors(404, 422, 503))
-def quiz_item(params: Annotated[QuizQuery, Query()], registry: deps.RegistryDep):
-    """One quiz item: does sentence B follow sentence A in the play?"""
+def quiz_item(params: Annotated[QuizQuery, Query()], registry: deps.RegistryDep, request: Request):
+    """One quiz item: does sentence B follow sentence A in the play? A random one is none a live class
+    session holds back (app/classes/embargo.py), while there are others."""
     bank = quiz_bank(registry.get(params.model))
     index = params.index
     if index is None:
-        index = random.randrange(len(bank))
+        held = embargo.held(request, "nsp")
+        free = [k for k, it in enumerate(bank) if it["id"] not in held] or list(range(len(bank)))
+        index = random.choice(free)
     elif not 0 <= index < len(bank):
         raise ApiError(f"index must be between 0 and {len(bank) - 1}", "index")
     item = bank[index]

@@ -24,7 +24,7 @@ class CreateSession(Strict):
     """Everything is optional: a bare `{}` makes a session with 10 NSP items and every concept question."""
     nsp_count: int = Field(10, ge=0, le=100, description="How many NSP quiz items the class set holds.")
     nsp_seed: int | None = Field(None, ge=0, le=2**31 - 1, description=(
-        "Which items: a seed picks them from the bank (omitted = the bank's first items)."))
+        "Which items: a seed picks them from the bank (omitted = a fresh seed, kept by the session)."))
     concepts: list[str] | None = Field(None, max_length=100, description=(
         "Concept-check question ids, in order (omitted = all of app/concepts.json)."))
     labels: list[SessionLabel] = Field([], max_length=10, json_schema_extra={"uniqueItems": True}, description=(
