@@ -24,6 +24,7 @@ from .admission import AdmissionControl, AdmissionState
 from .compression import Compression
 from .config import Settings
 from .hosts import HostAllowList
+from .instructor_first import InstructorFirst
 from .middleware import BodySizeLimit
 from .finetunes.jobs import FinetuneManager
 from .jobs import install_stop_hook, rescan
@@ -100,6 +101,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     errors.install_handlers(app, HEADERS)
     openapi.install(app)
     # add_middleware puts each one outside the ones added before it
+    app.add_middleware(InstructorFirst)  # an instructor-only route's request is checked before its body is read
     # A training text may be larger than an inference body (JSON escaping: up to 2x + room)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes, timeout_s=settings.body_timeout_s or None,
                        paths={p: 2 * settings.max_corpus_bytes + 64 * 1024 for p in ("/api/runs", "/api/finetunes")})
