@@ -7,7 +7,8 @@ case, spaces and dashes are ignored.
 A nickname is 1-24 characters of plain text after trimming; markup characters, control characters
 and characters that show as nothing are refused, not escaped away, so what the projector shows is
 what the student typed; look-alike Cyrillic and Greek letters count as the Latin ones they resemble
-(no second "Eve" spelled with a Cyrillic Е)."""
+(no second "Eve" spelled with a Cyrillic Е), and so do fullwidth, mathematical and superscript
+letters (NFKC); a letter carries at most MAX_MARKS combining marks."""
 from __future__ import annotations
 
 import secrets
@@ -18,6 +19,7 @@ from ..errors import ApiError
 ALPHABET = "ACDEFGHJKMNPQRTWXY34679"
 CODE_LENGTH = 6
 NICKNAME_MAX = 24
+MAX_MARKS = 2  # combining marks on one letter (Vietnamese needs two: ễ)
 MARKUP = set("<>&\"'`{}\\")
 # Characters that show as nothing (fillers, a blank braille cell, joiners, variation selectors):
 # a nickname of them would be an invisible student on the projector.
@@ -66,4 +68,10 @@ def clean_nickname(raw: str, field: str = "nickname") -> tuple[str, str]:
         raise ApiError(f"{field} must not hold control or invisible characters", field)
     if all(unicodedata.category(ch).startswith("M") or ch.isspace() for ch in name):
         raise ApiError(f"{field} must hold a letter, digit or sign you can see", field)
-    return name, name.translate(LOOKALIKE).casefold()
+    run = 0
+    for ch in name:  # combining marks stacked on one letter draw over the rows around it
+        run = run + 1 if unicodedata.category(ch).startswith("M") else 0
+        if run > MAX_MARKS:
+            raise ApiError(f"{field} may put at most {MAX_MARKS} accent marks on one letter", field)
+    # NFKC: fullwidth "Ｅｖｅ", mathematical bold "𝐄𝐯𝐞" and superscript letters are the "Eve" they show
+    return name, unicodedata.normalize("NFKC", name).translate(LOOKALIKE).casefold()

@@ -181,3 +181,17 @@ def test_the_class_database_is_the_owners_only(app, data, teacher):
         if path.exists():
             assert stat.S_IMODE(path.stat().st_mode) == 0o600, name
     assert (data / "classes.sqlite3").exists()
+
+
+def test_look_alike_nicknames_fold_and_stacked_marks_are_refused(app, teacher):
+    """Issue 43 must 5: fullwidth and mathematical letters are the letters they show (NFKC); a letter
+    carries at most MAX_MARKS combining marks (20 stacked ones drew over the row above)."""
+    code = start(teacher)
+    assert join(app, code, "Eve")[1] == 200
+    for look_alike in ("\uff25\uff56\uff45", "\U0001d404\U0001d42f\U0001d41e", "\u1d31\u1d5b\u1d49"):
+        s, status = join(app, code, look_alike)
+        assert status == 409, look_alike
+    r = browser(app).post(f"/api/sessions/{code}/join", json={"nickname": "Zo" + "\u0301" * 20})
+    assert r.status_code == 422 and r.json()["parameter"] == "nickname" and "marks" in r.json()["detail"]
+    for name in ("Zoe\u0301", "Nguye\u0302\u0303n", "Ngu\u1ec5n"):  # an accent, and Vietnamese's two
+        assert join(app, code, name)[1] == 200, name
