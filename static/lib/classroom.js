@@ -4,6 +4,9 @@
                           events, and a poll every 2 s while the event stream is down (so a phone
                           that lost its connection still follows within 2 s once it is back);
                           handlers.back() once it is back (the stream open again, or a poll answered).
+                          While the stream is down, every screen (phone, teacher, projector) shows a
+                          "Reconnecting…" line at the top (#c-reconnecting), and handlers.down() is
+                          called: a phone takes no taps then (its answer is not sent; the line says so).
    choiceLabel(activity, choices, key)  an answer as a person reads it ("B. From the text itself…")
    drawItem(node, current, opts)   what an item shows (segments A and B, a question, a masked sentence);
                           opts.choices: list a concept question's choices too (projector, teacher)
@@ -28,12 +31,30 @@ export function follow(code, handlers) {
     gone: () => { source.close(); handlers.gone && handlers.gone(); },
   });
   let down = false;
-  const back = () => { if (down) { down = false; handlers.back && handlers.back(); } };
+  const back = () => { if (down) { down = false; reconnecting(false); handlers.back && handlers.back(); } };
   const refresh = () => getState(code).then((s) => { back(); handlers.state(s); }, (err) => handlers.error && handlers.error(err));
   source.addEventListener("open", () => { clearInterval(poll); poll = null; back(); });
-  source.addEventListener("error", () => { down = true; if (!poll) poll = setInterval(refresh, 2000); });
+  source.addEventListener("error", () => {
+    if (source.readyState === EventSource.CLOSED && !down) return; // closed on purpose (the session is over)
+    if (!down) { down = true; reconnecting(true); handlers.down && handlers.down(); }
+    if (!poll) poll = setInterval(refresh, 2000);
+  });
   return source;
 }
+
+/* The line at the top of every class screen while the server is not answering. */
+export function reconnecting(on) {
+  let line = document.getElementById("c-reconnecting");
+  if (!line && on) {
+    line = el("p", { id: "c-reconnecting", class: "c-reconnecting", role: "status",
+      text: "Reconnecting to the class… This screen catches up by itself when the server answers again; " +
+        "a tap meanwhile is not sent." });
+    document.body.prepend(line);
+  }
+  if (line) line.hidden = !on;
+}
+
+export const isReconnecting = () => { const line = document.getElementById("c-reconnecting"); return !!line && !line.hidden; };
 
 const NSP_WORDS = { IsNext: "IsNext: B comes right after A in the play", NotNext: "NotNext: B was taken from somewhere else" };
 export const LETTERS = "ABCDEFGHIJ";

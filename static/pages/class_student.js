@@ -8,9 +8,9 @@
    the phones" for the session, the phone downloads the device copies of GPT and BERT (with a progress
    line; on mobile data after the student agrees), so each applet can compute here if the server goes. */
 import { api } from "../lib/api.js";
-import { choiceLabel, drawItem, drawLabels, drawPooled, follow, getResults, getState, sessionPath } from "../lib/classroom.js";
+import { choiceLabel, drawItem, drawLabels, drawPooled, follow, getResults, getState, isReconnecting, sessionPath } from "../lib/classroom.js";
 import { $, clear, el } from "../lib/dom.js";
-import { clearError, clearFieldErrors, fieldMessage } from "../lib/errors.js";
+import { clearError, clearFieldErrors, fieldMessage, showError } from "../lib/errors.js";
 import { setParams } from "../lib/state.js";
 import { keepOnDevice } from "../lib/compute.js";
 
@@ -24,6 +24,8 @@ function bertGuess(guess) {
 let code = (new URLSearchParams(location.search).get("code") || "").toUpperCase();
 let shown = null; // version of the state on screen
 let following = null;
+let last = null; // the state on screen (drawn again, taps closed, while reconnecting)
+let late = null; // {item, text}: the student's tap on this item arrived after the teacher locked it
 
 async function rejoin() {
   if (!code) return;
@@ -74,14 +76,21 @@ function enter(s) {
     following = follow(code, {
       state: (pub) => { if (!shown || pub.version !== shown) getState(code).then(render, () => {}); },
       back: () => { clearError(); getState(code).then(render, () => {}); }, // the server is back (a restart)
-      gone: () => { $("#j-title").textContent = "This class session is over."; clear($("#j-item")); },
+      down: () => { if (last) render(last); }, // the taps close until it is back
+      gone: () => { $("#j-paused").hidden = true; $("#j-title").textContent = "This class session is over."; clear($("#j-item")); },
     });
   }
 }
 
 function send(activity, item, answer) {
-  return api(sessionPath(code, "/answers"), { model: false, body: { activity, item, answer } })
-    .then(() => { clearError(); return getState(code); }).then(render, () => {});
+  return api(sessionPath(code, "/answers"), { model: false, quiet: true, body: { activity, item, answer } })
+    .then(() => { clearError(); return getState(code); }, (err) => {
+      // Too late (the teacher locked or moved on as the tap left): not an error of the student's, and
+      // the screen's newest state says what is open now. Anything else is shown as before.
+      if (err.status === 409 || err.status === 404) late = { item, text: "Your tap arrived just after that: it was not counted." };
+      else showError(err.message);
+      return getState(code);
+    }).then(render, () => {});
 }
 
 function choiceButtons(activity, choices, answered, locked, onPick, truth) {
@@ -133,7 +142,9 @@ function render(s) {
     return;
   }
   const y = window.scrollY; // a redraw after each tap must not jump the page back up
+  if (shown !== null && s.version !== shown) clearError(); // an error belongs to the state it happened in
   shown = s.version;
+  last = s;
   if (s.models_on_phones && !s.ended) keepOnDevice(); // the teacher's "models on the phones" (once): every model the server's device manifest lists
   $("#j-me").textContent = s.me.nickname;
   $("#j-code-shown").textContent = s.display_code;
@@ -150,7 +161,7 @@ function render(s) {
     status.textContent = "";
   } else {
     drawItem(item, cur);
-    const open = !s.locked && !s.revealed && !s.ended && !paused;
+    const open = !s.locked && !s.revealed && !s.ended && !paused && !isReconnecting();
     if (cur.activity === "fill") {
       const holes = [...item.querySelectorAll(".c-hole")];
       holes.forEach((hole, j) => {
@@ -185,7 +196,7 @@ function render(s) {
         else drawPooled($("#j-results"), r.items.find((x) => x.activity === cur.activity && x.item === cur.item));
       }, () => {});
     } else if (s.locked) {
-      status.textContent = "Answers are locked. Look at the projector.";
+      status.textContent = "Answers are locked. Look at the projector." + (late && late.item === cur.item ? " " + late.text : "");
     } else if (cur.activity === "label") {
       status.textContent = labelled ? "Labels sent: " + labelled + ". Keep going, or wait for the teacher." : "";
     } else {
