@@ -34,7 +34,7 @@ def check_graph(family: str, session, config: dict, vocab_size: int) -> None:
         raise ValueError(f"{family}.onnx outputs are {sorted(outputs)}, expected {sorted(want_out)}")
     fam = SPECS[family]
     for name, want in fam.last_dims.items():  # e.g. logits over the vocabulary, NSP's two classes
-        size = vocab_size if want == "vocab" else want
+        size = want(vocab_size) if callable(want) else vocab_size if want == "vocab" else want  # f: T5's sentinels
         if _dims(outputs[name])[-1] not in (None, size):
             raise ValueError(f"{family}.onnx {name} has {_dims(outputs[name])[-1]} classes, expected {size}"
                              + (" (the vocabulary's size)" if want == "vocab" else ""))

@@ -31,7 +31,7 @@ class FamilySpec:
     name: str  # file names (<name>.onnx, <name>.card.json), CLI and API values
     label: str  # what a page calls it
     objective: str  # what it learns, in words for a 16-year-old
-    attention: str  # "causal" or "bidirectional": which positions each position may look at
+    attention: str  # "causal", "bidirectional" or "prefix": which positions each position may look at
     inputs: Callable[[int], list[str]]  # ONNX input names, by the model's n_layer
     outputs: Callable[[int], list[str]]  # ONNX output names
     task: str  # "module:Class" of its serving task (app/tasks/<name>.py)
@@ -44,7 +44,7 @@ class FamilySpec:
     live_view: str = ""  # what the Train page shows of it while it trains
     metric: str = ""  # its held-out figure, in words
     card_label: str = ""  # the home page's card title (default: label)
-    last_dims: dict = field(default_factory=dict)  # output -> its last dimension: "vocab" or a number (load check)
+    last_dims: dict = field(default_factory=dict)  # output -> its last dimension: "vocab", a number, or f(vocab) (load check)
     cached: bool = False  # its graph carries a key/value cache per layer (checked against the card's shapes)
 
     def io(self, n_layer: int) -> tuple[list[str], list[str]]:
@@ -60,6 +60,7 @@ class FamilySpec:
 
 
 _ENCODER_IN = lambda n_layer: ["input_ids", "token_type_ids"]  # noqa: E731
+T5_SENTINELS = 32  # T5's own specials, ids after the shared vocabulary's (training/t5.py)
 
 SPECS: dict[str, FamilySpec] = {s.name: s for s in (  # the registration lines, one per family
     FamilySpec("gpt", "GPT", "guess the next character from the ones before it", "causal",
@@ -83,6 +84,11 @@ SPECS: dict[str, FamilySpec] = {s.name: s for s in (  # the registration lines, 
                optional=True, pages=("objectives",), card_label="ELECTRA discriminator",
                live_view="marks the characters it thinks were swapped in a test line",
                metric="swapped characters caught"),
+    FamilySpec("t5", "T5", "write back the short spans hidden in a line, reading the rest of it from both sides",
+               "prefix", inputs=lambda n: ["input_ids", "prefix_mask"], outputs=lambda n: ["logits"],
+               task="app.tasks.t5:T5", trainer="training.families.t5:FAMILY", optional=True,
+               last_dims={"logits": lambda vocab: vocab + T5_SENTINELS},
+               live_view="writes back the spans hidden in a test line", metric="hidden characters written back right"),
 )}
 
 FAMILIES = tuple(SPECS)  # every pretrained family a set may hold, by file name

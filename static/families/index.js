@@ -7,8 +7,9 @@
 import gpt from "./gpt.js";
 import bert from "./bert.js";
 import electra from "./electra.js";
+import t5 from "./t5.js";
 
-export const PIECES = { gpt, bert, electra };
+export const PIECES = { gpt, bert, electra, t5 };
 
 const specs = {};
 

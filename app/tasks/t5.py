@@ -1,0 +1,65 @@
+"""T5 over t5.onnx (training/t5.py): span corruption as a prefix LM. The input is the line with each
+hidden span replaced by a sentinel, then [SEP]; T5 writes each sentinel followed by its span, and
+[SEP] when it is done. Its sentinels are ids after the shared vocabulary's (vocab.size + k,
+T5_SENTINELS of them, app/contract/families.py). Inputs arrive checked; results are plain dicts."""
+from __future__ import annotations
+
+from contextlib import nullcontext
+
+import numpy as np
+
+from ..contract import FIRST_CHAR, SEP, Vocab
+from ..contract.families import T5_SENTINELS
+from ..sampling import softmax
+
+
+class T5:
+    def __init__(self, session, vocab: Vocab, config: dict, gate=None):
+        self.session, self.vocab, self.config = session, vocab, config
+        self.gate = gate or nullcontext()
+        self.context = int(config["context"])
+
+    def sentinel(self, k: int) -> int:
+        return self.vocab.size + k
+
+    def logits(self, ids: list[int], prefix: int) -> np.ndarray:
+        """(len(ids), vocab + sentinels): the first `prefix` ids read both ways, the rest left to right."""
+        ids_a = np.asarray(ids, dtype=np.int64).reshape(1, -1)
+        mask = (np.arange(len(ids)) < prefix).astype(np.int64).reshape(1, -1)
+        with self.gate:
+            (out,) = self.session.run(None, {"input_ids": ids_a, "prefix_mask": mask})
+        return out[0]
+
+    def smoke_test(self) -> None:
+        """At load (app/registry.py): one run at length 1 and one at the full context."""
+        width = self.vocab.size + T5_SENTINELS
+        for n in sorted({1, self.context}):
+            out = self.logits([FIRST_CHAR] * n, n // 2)
+            if out.shape != (n, width) or not np.isfinite(out).all():
+                raise ValueError(f"t5.onnx gave logits of shape {out.shape} at length {n}, expected ({n}, {width})")
+
+    def corrupted(self, ids: list[int], spans: list[tuple[int, int]]) -> list[int]:
+        """The prefix: ids with each span [start, end) replaced by its sentinel, then [SEP]."""
+        out, last = [], 0
+        for k, (start, end) in enumerate(spans):
+            out += [*ids[last:start], self.sentinel(k)]
+            last = end
+        return [*out, *ids[last:], SEP]
+
+    def write(self, ids: list[int], spans: list[tuple[int, int]], limit: int) -> list[dict]:
+        """Greedy: what T5 writes for each span, each character with its probability (the
+        distribution over the ordinary characters and the sentinels, as the model gives it)."""
+        prefix = self.corrupted(ids, spans)
+        seq, written, k = list(prefix), [[] for _ in spans], -1
+        while len(seq) < self.context and sum(map(len, written)) + len(spans) < limit:
+            p = softmax(self.logits(seq, len(prefix))[-1])
+            token = int(p.argmax())
+            seq.append(token)
+            if token == SEP:
+                break
+            if token >= self.vocab.size:
+                k = token - self.vocab.size
+            elif 0 <= k < len(spans) and token >= FIRST_CHAR:
+                written[k].append({"char": self.vocab.token(token), "prob": float(p[token])})
+        return [{"span": k, "start": s, "end": e, "truth": "".join(self.vocab.token(t) for t in ids[s:e]),
+                 "written": written[k]} for k, (s, e) in enumerate(spans)]
