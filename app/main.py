@@ -30,7 +30,7 @@ from .finetunes.jobs import FinetuneManager
 from .jobs import install_stop_hook, rescan
 from .registry import Registry
 from .routers import (attention, compare, concepts, device, docs, electra, finetunes, generation, login, mask_fill, meta,
-                      nsp, objectives, qr, runs)
+                      nsp, objectives, qr, runs, spans)
 from .runs import RunManager
 from .runtime import Runtime, limit_malloc_arenas
 from .security import HEADERS, SecurityHeaders
@@ -117,7 +117,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # generation's (~100k instructions a request less than behind meta's five routes and each other).
     for router in (mask_fill.router, generation.router, nsp.router, meta.router, attention.router,
                    compare.router, objectives.router, electra.router, concepts.router, runs.router, login.router,
-                   finetunes.router, classes_router, docs.router, device.router, qr.router, pages.router):
+                   finetunes.router, spans.router, classes_router, docs.router, device.router, qr.router, pages.router):
         app.include_router(router)
     return app
 

@@ -86,7 +86,7 @@ SPECS: dict[str, FamilySpec] = {s.name: s for s in (  # the registration lines, 
                metric="swapped characters caught"),
     FamilySpec("t5", "T5", "write back the short spans hidden in a line, reading the rest of it from both sides",
                "prefix", inputs=lambda n: ["input_ids", "prefix_mask"], outputs=lambda n: ["logits"],
-               task="app.tasks.t5:T5", trainer="training.families.t5:FAMILY", optional=True,
+               task="app.tasks.t5:T5", trainer="training.families.t5:FAMILY", optional=True, pages=("spans",),
                last_dims={"logits": lambda vocab: vocab + T5_SENTINELS},
                live_view="writes back the spans hidden in a test line", metric="hidden characters written back right"),
 )}
