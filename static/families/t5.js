@@ -1,12 +1,75 @@
 /* T5's page pieces (its spec: app/contract/families.py; its model: training/t5.py). T5 reads a line
    with a few short spans hidden, each behind a sentinel (⟨0⟩, ⟨1⟩, …), and writes the spans back,
-   each after its sentinel. The Train page shows that on its probe line, and the held-out rows. */
+   each after its sentinel. The Train page shows that on its probe line, and the held-out rows.
+   `device`: POST /api/spans on this device (lib/engine.js runs it), as app/routers/spans.py and
+   app/tasks/t5.py compute it on the server. */
+import { FIRST_CHAR, SEP, EngineError, softmaxRow } from "../lib/engine_core.js";
 import { el, clear } from "../lib/dom.js";
 import { num, pct } from "../lib/text.js";
 import { table } from "../lib/charts.js";
 import { splits, splitName } from "../lib/evaluation.js";
 
 const NAME = "t5";
+const MAX_SENTINELS = 32; // app/contract/families.py T5_SENTINELS
+const MAX_TEXT = 1000; // app/routers/spans.py
+
+function checkSpans(body) {
+  const text = body.text;
+  if (typeof text !== "string" || Array.from(text).length < 1) throw new EngineError("text: String should have at least 1 character", "text");
+  if (Array.from(text).length > MAX_TEXT) throw new EngineError("text: String should have at most " + MAX_TEXT + " characters", "text");
+  const spans = body.spans;
+  if (!Array.isArray(spans) || spans.length < 1 || spans.length > MAX_SENTINELS ||
+      !spans.every((s) => Array.isArray(s) && s.length === 2 && s.every(Number.isInteger))) {
+    throw new EngineError("spans: must be a list of 1 to " + MAX_SENTINELS + " [start, end] pairs of whole numbers", "spans");
+  }
+  const n = Array.from(text).length;
+  let last = -1;
+  spans.forEach(([start, end], k) => {
+    if (!(start >= 0 && start < end && end <= n)) {
+      throw new EngineError("span " + k + " [" + start + ", " + end + ") must be inside the text (0 to " + n + ") and hold a character", "spans");
+    }
+    if (start <= last) throw new EngineError("span " + k + " must start after span " + (k - 1) + " ends, with a kept character between", "spans");
+    last = end;
+  });
+  return { text, spans };
+}
+
+/* app/tasks/t5.py T5.write: greedy, each step one full run over the prefix and what was written. */
+async function spans(dev, body) {
+  const engine = await dev.engine();
+  const req = checkSpans(body);
+  const config = engine.config(NAME);
+  const size = engine.vocab.size;
+  const [ids, unknown] = engine.vocab.encode(req.text);
+  const hidden = req.spans.reduce((sum, [s, e]) => sum + e - s, 0);
+  const need = ids.length + 2 * req.spans.length + 2;
+  if (need > config.context) {
+    throw new EngineError("the text with its sentinels and spans is " + need + " tokens; the model reads at most " + config.context, "text");
+  }
+  const prefix = [];
+  let at = 0;
+  req.spans.forEach(([s, e], k) => { prefix.push(...ids.slice(at, s), size + k); at = e; });
+  prefix.push(...ids.slice(at), SEP);
+  const seq = prefix.slice();
+  const written = req.spans.map(() => []);
+  const limit = hidden + req.spans.length + 8;
+  let k = -1;
+  while (seq.length < config.context && written.reduce((n, w) => n + w.length, 0) + req.spans.length < limit) {
+    const mask = seq.map((_, i) => (i < prefix.length ? 1 : 0));
+    const out = await engine.run(NAME, { input_ids: engine.int64(seq, [1, seq.length]), prefix_mask: engine.int64(mask, [1, seq.length]) });
+    const width = out.logits.dims[2];
+    const p = softmaxRow(out.logits.data, (seq.length - 1) * width, seq.length * width);
+    let token = 0;
+    for (let i = 1; i < p.length; i++) if (p[i] > p[token]) token = i;
+    seq.push(token);
+    if (token === SEP) break;
+    if (token >= size) k = token - size;
+    else if (k >= 0 && k < req.spans.length && token >= FIRST_CHAR) written[k].push({ char: engine.vocab.token(token), prob: p[token] });
+  }
+  const corrupted = prefix.slice(0, -1).map((t) => (t >= size ? "⟨" + (t - size) + "⟩" : engine.vocab.token(t))).join("");
+  return { family: NAME, corrupted, spans: req.spans.map(([s, e], j) => ({ span: j, start: s, end: e,
+    truth: ids.slice(s, e).map((t) => engine.vocab.token(t)).join(""), written: written[j] })), unknown_chars: unknown };
+}
 
 export default {
   name: NAME,
@@ -52,6 +115,8 @@ export default {
     return [table("T5: hidden characters written back right on held-out plays, 15 % hidden in spans of 3 (" +
       names.map((s) => splitName(card, s)).join("; ") + ")", ["Model"].concat(names), rows, true)];
   },
+
+  device: { routes: { "/api/spans": spans } },
 
   results(e) {
     return [["T5", "hidden characters written back right (top-1)", `${num(100 * e.span_char_top1, 1)} %`],

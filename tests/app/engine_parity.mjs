@@ -21,9 +21,13 @@ const { Engine, route } = await import(path.join(tmp, "lib", "engine.js"));
 const manifest = JSON.parse(fs.readFileSync(path.join(modelsDir, "web", "manifest.json")));
 const bytes = {};
 for (const [fam, part] of Object.entries(manifest.models)) bytes[fam] = fs.readFileSync(path.join(modelsDir, "web", part.file));
-if (fs.existsSync(path.join(modelsDir, "electra.onnx"))) { // no web copy of ELECTRA: the static copy makes it
-  bytes.electra = fs.readFileSync(path.join(modelsDir, "electra.onnx"));
-  manifest.models.electra = { config: JSON.parse(fs.readFileSync(path.join(modelsDir, "electra.card.json"))).config };
+for (const card of fs.readdirSync(modelsDir).filter((f) => f.endsWith(".card.json"))) {
+  // a family without a web copy (ELECTRA, T5): its served graph, as the static copy ships it (app/static_build.py)
+  const fam = card.slice(0, -".card.json".length);
+  const file = path.join(modelsDir, fam + ".onnx");
+  if (manifest.models[fam] || !fs.existsSync(file)) continue;
+  bytes[fam] = fs.readFileSync(file);
+  manifest.models[fam] = { config: JSON.parse(fs.readFileSync(path.join(modelsDir, card))).config };
 }
 const inspection = path.join(modelsDir, "inspection.json");
 for (const file of fs.readdirSync(modelsDir).filter((f) => f.endsWith(".attn.onnx")).map((f) => path.join(modelsDir, f))) {

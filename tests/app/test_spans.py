@@ -11,6 +11,7 @@ from fastapi.testclient import TestClient
 
 from app.config import Settings
 from app.main import create_app
+from tests.app.test_engine_node import NODE, run_engine, run_server
 
 
 @pytest.fixture(scope="module")
@@ -75,3 +76,31 @@ def test_a_set_without_t5_says_so(tiny_models_dir, tmp_path):
     with TestClient(create_app(Settings(models_dir=tiny_models_dir, data_dir=tmp_path))) as c:
         r = c.post("/api/spans", json={"text": "abcdef", "spans": [[1, 3]]})
     assert r.status_code in (409, 503) and r.json()["parameter"] == "model"
+
+
+SPANS = [  # on the device (static/families/t5.js): 3 answers, then 3 refusals
+    ["/api/spans", {"text": "the king is dead, long live the king", "spans": [[4, 8], [19, 22]]}],
+    ["/api/spans", {"text": "caf\u00e9 \U0001F600 ROMEO. O, she doth teach", "spans": [[0, 2], [9, 14], [20, 21]]}],
+    ["/api/spans", {"text": "What light through yonder window breaks", "spans": [[11, 18]]}],
+    ["/api/spans", {"text": "abcdef", "spans": [[4, 9]]}],
+    ["/api/spans", {"text": "abcdef", "spans": [[1, 3], [3, 4]]}],
+    ["/api/spans", {"text": "x" * 70, "spans": [[1, 2]]}],
+]
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+def test_the_device_writes_the_same_spans(t5_set, tmp_path):
+    server, engine = run_server(t5_set, SPANS, tmp_path), run_engine(t5_set, SPANS, tmp_path)
+    assert [r["status"] for r in server] == [200] * 3 + [422] * 3
+    for s, e in zip(server, engine, strict=True):
+        assert e["status"] == s["status"], (s, e)
+        if s["status"] != 200:
+            assert (e["json"]["detail"], e["json"]["parameter"]) == (s["json"]["detail"], s["json"]["parameter"])
+            continue
+        a, b = s["json"], e["json"]
+        assert (a["family"], a["corrupted"]) == (b["family"], b["corrupted"])
+        assert [(u["position"], u["char"]) for u in a["unknown_chars"]] == [(u["position"], u["char"]) for u in b["unknown_chars"]]
+        for x, y in zip(a["spans"], b["spans"], strict=True):
+            assert (x["span"], x["start"], x["end"], x["truth"]) == (y["span"], y["start"], y["end"], y["truth"])
+            assert [w["char"] for w in x["written"]] == [w["char"] for w in y["written"]]
+            assert all(abs(v["prob"] - w["prob"]) <= 1e-4 for v, w in zip(x["written"], y["written"]))
