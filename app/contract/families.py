@@ -31,7 +31,7 @@ class FamilySpec:
     name: str  # file names (<name>.onnx, <name>.card.json), CLI and API values
     label: str  # what a page calls it
     objective: str  # what it learns, in words for a 16-year-old
-    attention: str  # "causal", "bidirectional" or "prefix": which positions each position may look at
+    attention: str  # "causal", "bidirectional", "prefix" or "permuted": which positions each position may look at
     inputs: Callable[[int], list[str]]  # ONNX input names, by the model's n_layer
     outputs: Callable[[int], list[str]]  # ONNX output names
     task: str  # "module:Class" of its serving task (app/tasks/<name>.py)
@@ -89,6 +89,12 @@ SPECS: dict[str, FamilySpec] = {s.name: s for s in (  # the registration lines, 
                task="app.tasks.t5:T5", trainer="training.families.t5:FAMILY", optional=True, pages=("spans",),
                last_dims={"logits": lambda vocab: vocab + T5_SENTINELS},
                live_view="writes back the spans hidden in a test line", metric="hidden characters written back right"),
+    FamilySpec("plm", "PLM", "guess characters in a random order, each from the ones guessed before it on both sides",
+               "permuted", inputs=lambda n: ["input_ids", "position_ids", "ranks"], outputs=lambda n: ["logits"],
+               task="app.tasks.plm:PLM", trainer="training.families.plm:FAMILY", optional=True,
+               card_label="PLM (XLNet-style)", last_dims={"logits": "vocab"},
+               live_view="guesses the last characters of a random order of a test line",
+               metric="characters guessed right, last 15 % of a random order"),
 )}
 
 FAMILIES = tuple(SPECS)  # every pretrained family a set may hold, by file name

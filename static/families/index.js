@@ -8,8 +8,9 @@ import gpt from "./gpt.js";
 import bert from "./bert.js";
 import electra from "./electra.js";
 import t5 from "./t5.js";
+import plm from "./plm.js";
 
-export const PIECES = { gpt, bert, electra, t5 };
+export const PIECES = { gpt, bert, electra, t5, plm };
 
 const specs = {};
 

@@ -1,0 +1,45 @@
+"""PLM over plm.onnx (training/plm.py): permutation language modelling, XLNet's two streams as one
+sequence. The input is the line's characters, then one query ([MASK]) per position to guess, each at
+that position's position id; `ranks` carries the factorization order (2 r + 1 for the character at
+place r, 2 r for the query of the position at place r), from which the graph builds its mask.
+Inputs arrive checked; results are plain dicts."""
+from __future__ import annotations
+
+from contextlib import nullcontext
+
+import numpy as np
+
+from ..contract import FIRST_CHAR, MASK, Vocab
+from ..sampling import softmax
+
+
+class PLM:
+    def __init__(self, session, vocab: Vocab, config: dict, gate=None):
+        self.session, self.vocab, self.config = session, vocab, config
+        self.gate = gate or nullcontext()
+        self.context = int(config["context"])
+
+    def logits(self, ids: list[int], position_ids: list[int], ranks: list[int]) -> np.ndarray:
+        feeds = {name: np.asarray(v, dtype=np.int64).reshape(1, -1)
+                 for name, v in (("input_ids", ids), ("position_ids", position_ids), ("ranks", ranks))}
+        with self.gate:
+            (out,) = self.session.run(None, feeds)
+        return out[0]
+
+    def smoke_test(self) -> None:
+        """At load (app/registry.py): one run at length 1 and one at the full context."""
+        for n in sorted({1, self.context}):
+            out = self.logits([FIRST_CHAR] * n, list(range(n)), [2 * i + 1 for i in range(n)])
+            if out.shape != (n, self.vocab.size) or not np.isfinite(out).all():
+                raise ValueError(f"plm.onnx gave logits of shape {out.shape} at length {n}, expected ({n}, {self.vocab.size})")
+
+    def guess(self, ids: list[int], order: list[int], n: int) -> list[dict]:
+        """The last `n` positions of `order` (a permutation of the positions), each guessed from the
+        characters earlier in the order: the distribution over the ordinary characters there."""
+        place = {pos: r for r, pos in enumerate(order)}
+        targets = order[len(order) - n:]
+        seq = [*ids, *[MASK] * n]
+        positions = [*range(len(ids)), *targets]
+        ranks = [*(2 * place[i] + 1 for i in range(len(ids))), *(2 * place[t] for t in targets)]
+        out = self.logits(seq, positions, ranks)
+        return [{"position": t, "probs": softmax(out[len(ids) + k, FIRST_CHAR:])} for k, t in enumerate(targets)]
