@@ -57,6 +57,25 @@ function longName(token) {
   return SHORT[token] ? token : charName(token);
 }
 
+/* On a projector nothing scrolls: a grid's cells shrink to fit its column (--cell, read by
+   static/projector.css), measured whenever the column changes size (a slide shown, a resize). */
+const fitted = new WeakMap(); // container -> its table's column count
+const sizer = typeof ResizeObserver === "undefined" ? null : new ResizeObserver((entries) => {
+  for (const { target } of entries) cells(target);
+});
+
+function cells(container) {
+  const cols = fitted.get(container);
+  if (cols && container.clientWidth) container.style.setProperty("--cell", Math.max(6, Math.floor(container.clientWidth / cols)) + "px");
+}
+
+function fit(container, cols) {
+  if (!isProjector()) return;
+  if (!fitted.has(container) && sizer) sizer.observe(container);
+  fitted.set(container, cols);
+  cells(container);
+}
+
 /* tokens: what the model reads; allowed(i, j): may query i attend to key j; focus: highlighted row */
 function grid(container, title, tokens, allowed, focus) {
   const n = tokens.length;
@@ -80,6 +99,7 @@ function grid(container, title, tokens, allowed, focus) {
     el("tbody", {}, body),
   ]);
   clear(container).appendChild(table);
+  fit(container, n + 1);
   return count;
 }
 
@@ -182,6 +202,7 @@ function heatmap(container, title, tokens, w, allowed, focus) {
     el("tbody", {}, rows),
   ]);
   clear(container).appendChild(table);
+  fit(container, tokens.length + 1);
 }
 
 function which() {
