@@ -132,8 +132,9 @@ function show(s) {
     (s.paused ? " · paused" : "") + (s.locked ? " · locked" : "") + (s.revealed ? " · revealed" : "") + (s.ended ? " · ended" : "");
   $("#c-item-h").textContent = cur ? s.page_name + (cur.activity === "label" ? "" : " · item " + cur.number + " of " + cur.of) : s.page_name;
   if (cur) drawItem($("#c-item"), cur, { choices: true });
+  else if (s.page === "end") drawEnd();
   else clear($("#c-item")).append(el("p", { class: "note", text: s.page === "lobby" ? "Waiting for the class to join." :
-    s.page === "end" ? "The session has ended." : "This activity has no items yet." }));
+    "This activity has no items yet." }));
   const people = clear($("#c-people"));
   for (const p of s.participants) {
     people.append(el("li", { class: p.answered ? "answered" : "" }, [
@@ -150,8 +151,31 @@ function show(s) {
   showResults();
 }
 
+/* The end of the lesson, worth showing: the class's final score against BERT (the NSP items revealed)
+   and the top of the class (right answers on revealed items). */
+const TOP = 5;
+function drawEnd() {
+  const node = clear($("#c-item"));
+  node.append(el("p", { class: "c-end-title", text: "The session has ended. Thank you!" }));
+  const nsp = lastResults && lastResults.summary.nsp;
+  if (nsp && nsp.items) {
+    const you = Math.round(nsp.class_accuracy * 100), bert = Math.round(nsp.bert_accuracy * 100);
+    node.append(el("p", { class: "c-end-score" }, ["Next-sentence prediction, " + nsp.items + " question" + (nsp.items > 1 ? "s" : "") +
+      ": the class ", el("strong", { text: you + "\u00a0%" }), " right, BERT ", el("strong", { text: bert + "\u00a0%" }), " right. " +
+      (you > bert ? "The class beat BERT!" : you === bert ? "A tie with BERT." : "BERT won this time.")]));
+  } else if (lastResults) {
+    node.append(el("p", { class: "note", text: "No NSP question was revealed, so there is no score against BERT." }));
+  }
+  const top = (state.participants || []).filter((p) => p.score > 0).sort((a, b) => b.score - a.score || a.id - b.id).slice(0, TOP);
+  if (top.length) {
+    node.append(el("p", { class: "label", text: "Top of the class (right answers on revealed items)" }),
+      el("ol", { class: "c-end-top" }, top.map((p) => el("li", { text: p.nickname + ": " + p.score }))));
+  }
+}
+
 function showResults() {
   if (!state || !lastResults) return;
+  if (state.page === "end") drawEnd();
   const cur = state.current;
   const mine = cur && lastResults.items.find((r) => r.activity === cur.activity && r.item === cur.item);
   const node = $("#c-results");
