@@ -25,6 +25,7 @@ from .addresses import STUDENTS_FLAG, base_urls, student_url
 from .codes import cookie_name, display_code, normalize_code
 from ..schemas.classes import (AnswerRequest, CreateSession, Created, JoinRequest, NewItem, Participant, Results,
                       SessionState, StateChange)
+from .readers import Slot, readers
 from .store import Classes
 
 router = APIRouter(tags=["class sessions"])
@@ -113,6 +114,7 @@ def join(code: CodePath, req: JoinRequest, request: Request, response: Response,
     else:
         person, value = service.join(c.db, code, req.nickname, secret(request, code),
                                      guard.JoinBudget(request))
+    readers(request).remember(normalize_code(code), value)  # budgeted as a student from its first read
     hours = settings.class_expiry_hours
     response.set_cookie(cookie_name(code), value, max_age=int(hours * 3600) + 3600, httponly=True,
                         samesite="strict", secure=request.url.scheme == "https", path="/")
@@ -132,6 +134,8 @@ async def get_state(code: CodePath, request: Request, c: ClassesDep, registry: d
     """Where the class is (page, item, locked, revealed), how many joined and answered; this
     browser's participant; nicknames only for the instructor or with the leaderboard on."""
     teacher = await is_instructor(request)
+    if not teacher:  # a student's own budget, or its address's (app/classes/readers.py)
+        await to_thread.run_sync(readers(request).read, request, normalize_code(code), c.db)
     return await to_thread.run_sync(views.state, c.db, registry, code, secret(request, code), teacher)
 
 
@@ -172,6 +176,8 @@ def remove_silent(code: CodePath, _: Instructor, c: ClassesDep,
 async def results(code: CodePath, request: Request, c: ClassesDep, registry: deps.RegistryDep):
     """Pooled counts per item (anonymous). Before the teacher reveals an item only the instructor sees it."""
     teacher = await is_instructor(request)
+    if not teacher:
+        await to_thread.run_sync(readers(request).read, request, normalize_code(code), c.db)
     return await to_thread.run_sync(views.results, c.db, registry, code, teacher)
 
 
@@ -182,17 +188,34 @@ async def live_code(code: CodePath, c: ClassesDep, registry: deps.RegistryDep) -
     return norm
 
 
+async def stream_slot(norm: Annotated[str, Depends(live_code)], request: Request, c: ClassesDep) -> Slot | None:
+    """A student's (or an address's) open stream, counted before the stream starts: 429 past the cap
+    (app/classes/readers.py); the instructor is not counted. Released when the stream ends."""
+    if await is_instructor(request):
+        return None
+    return await to_thread.run_sync(readers(request).stream, request, norm, c.db)
+
+
 async def _student_state(c: Classes, registry, norm: str) -> str:
     return _json(await to_thread.run_sync(views.state, c.db, registry, norm, None, False))
 
 
 @router.get("/api/sessions/{code}/events", response_class=EventSourceResponse, responses=errs(*CODE),
             dependencies=GUARDED)
-async def events(norm: Annotated[str, Depends(live_code)], request: Request, c: ClassesDep,
-                 registry: deps.RegistryDep) -> AsyncIterable[ServerSentEvent]:
+async def events(norm: Annotated[str, Depends(live_code)], slot: Annotated[Slot | None, Depends(stream_slot)],
+                 request: Request, c: ClassesDep, registry: deps.RegistryDep) -> AsyncIterable[ServerSentEvent]:
     """Server-sent events. `state` (the state as GET /api/sessions/{code} gives it without this
     browser's own fields) whenever the teacher changes it; for the instructor also on every new
     answer or participant, with `results`. `gone` when the session ends its life (deleted, expired)."""
+    try:
+        async for event in _events(norm, request, c, registry):
+            yield event
+    finally:
+        if slot is not None:
+            slot.release()
+
+
+async def _events(norm: str, request: Request, c: Classes, registry) -> AsyncIterable[ServerSentEvent]:
     teacher = await is_instructor(request)
     relevant = (lambda key: key) if teacher else (lambda key: key[0])
     async for watch, key in c.hub.follow(norm, relevant):
