@@ -10,22 +10,10 @@ from contextlib import ExitStack
 import pytest
 
 from app.classes.readers import ADDRESS_BURST, READ_BURST, STREAMS_PER_ADDRESS, STREAMS_PER_STUDENT
-from tests.app.class_kit import browser, join, served, start
+from tests.app.class_kit import browser, join, start
+from tests.app.test_class_door import AUTH, TOKEN, app, teacher  # noqa: F401 (the fixtures: the app, its teacher)
 
-TOKEN = "readers-teacher-token"
-AUTH = {"Authorization": f"Bearer {TOKEN}"}
 NAT = "127.0.0.30"
-
-
-@pytest.fixture
-def app(tmp_path):
-    with served(tmp_path / "data", TOKEN) as application:
-        yield application
-
-
-@pytest.fixture
-def teacher(app):
-    return browser(app, "127.0.0.1", headers=AUTH)
 
 
 def test_a_read_loop_on_the_class_address_spends_its_own_budget_only(app, teacher):
