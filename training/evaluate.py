@@ -113,6 +113,20 @@ def evaluate_bert(model, tok: CharTokenizer, docs: list[Document], n_pairs: int 
             "recipe": {"mask_rate": 0.15, "mask": 0.8, "random": 0.1, "unchanged": 0.1}}
 
 
+def objective_batches(objective, tok: CharTokenizer, docs: list[Document], n_windows: int, seed: int,
+                      size: int = 50) -> list[dict]:
+    """Held-out batches drawn by a family's own objective (T5's spans, PLM's orders), the same for
+    every model scored on them: the trained one, the untrained one, a baseline."""
+    source = objective.source(encode_documents(tok, docs), seed)
+    gen = torch.Generator().manual_seed(seed)
+    return [objective.batch(source, min(size, n_windows - k), gen) for k in range(0, n_windows, size)]
+
+
+def most_common_id(tok: CharTokenizer) -> int:
+    """The training text's most frequent character (the unigram baseline's one answer)."""
+    return tok.stoi[max(tok.counts, key=tok.counts.get)] if tok.counts else tok.first_char_id
+
+
 def evaluate_checkpoint(checkpoint: str | Path, text: str | Path | None = None, split: str = "test", **kw) -> dict:
     from .train import load_checkpoint
 

@@ -149,19 +149,16 @@ def _scores(model, batches, unigram: int | None = None) -> dict:
 def evaluate_plm(model, tok, docs, n_windows: int = 1000, seed: int = 2024) -> dict:
     """Held-out PLM: the last 15 % of a random order, each character guessed from the ones earlier in
     the order (top-1), against the same architecture untrained and the most common character."""
-    from .data import encode_documents
+    from .evaluate import most_common_id, objective_batches
 
     was_training = model.training
     model.eval()
     objective = PermutationLM(model.cfg, tok)
-    source = objective.source(encode_documents(tok, docs), seed)
-    gen = torch.Generator().manual_seed(seed)
-    batches = [objective.batch(source, min(50, n_windows - k), gen) for k in range(0, n_windows, 50)]
+    batches = objective_batches(objective, tok, docs, n_windows, seed)
     trained = _scores(model, batches)
     torch.manual_seed(seed)
     random_init = _scores(type(model)(model.cfg).eval(), batches)
-    common = max(tok.counts, key=tok.counts.get) if tok.counts else tok.itos[tok.first_char_id]
-    unigram = _scores(None, batches, unigram=tok.stoi[common])
+    unigram = _scores(None, batches, unigram=most_common_id(tok))
     model.train(was_training)
     return {**trained, "random_init": random_init, "unigram_baseline": unigram,
             "recipe": {"predicted": PREDICTED, "window": objective.length, "streams": "two (content and query)"}}

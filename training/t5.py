@@ -181,19 +181,16 @@ def evaluate_t5(model, tok, docs, n_windows: int = 1000, seed: int = 2024) -> di
     """Held-out span corruption: how many hidden characters T5 writes back right (top-1, reading the
     rest of the line from both sides and its own spans so far), against the same architecture
     untrained and against always writing the most common character."""
-    from .data import encode_documents
+    from .evaluate import most_common_id, objective_batches
 
     was_training = model.training
     model.eval()
     objective = SpanCorruption(model.cfg, tok)
-    source = objective.source(encode_documents(tok, docs), seed)
-    gen = torch.Generator().manual_seed(seed)
-    batches = [objective.batch(source, min(50, n_windows - k), gen) for k in range(0, n_windows, 50)]
+    batches = objective_batches(objective, tok, docs, n_windows, seed)
     trained = _span_scores(model, batches, tok.first_char_id, tok.vocab_size)
     torch.manual_seed(seed)
     random_init = _span_scores(type(model)(model.cfg).eval(), batches, tok.first_char_id, tok.vocab_size)
-    common = max(tok.counts, key=tok.counts.get) if tok.counts else tok.itos[tok.first_char_id]
-    unigram = _span_scores(None, batches, tok.first_char_id, tok.vocab_size, unigram=tok.stoi[common])
+    unigram = _span_scores(None, batches, tok.first_char_id, tok.vocab_size, unigram=most_common_id(tok))
     model.train(was_training)
     return {**trained, "random_init": random_init, "unigram_baseline": unigram,
             "recipe": {"noise": NOISE, "mean_span": MEAN_SPAN, "window": objective.length, "sentinels": T5_SENTINELS}}

@@ -366,24 +366,6 @@ def _user_exists(name: str) -> bool:
 
 
 @pytest.mark.slow
-def test_postgresql_upgrade_renames_an_activity_in_the_plans_json(postgres_url, tmp_path):
-    """Schema 4's step (the activity "Be the BERT" renamed) on PostgreSQL's JSON column."""
-    db = Database(database_url(postgres_url, tmp_path))
-    db.migrate()
-    old = "b" + "ert"
-    with db.engine.begin() as conn:
-        conn.execute(text("INSERT INTO class_sessions (code, created_at, expires_at, plan, page, locked, revealed, "
-                          "leaderboard, version, max_participants, joins_locked) VALUES ('PGUP4X', now(), now(), "
-                          "CAST(:plan AS JSON), :p, false, false, false, 1, 60, false)"),
-                     {"p": old, "plan": f'{{"revealed": ["{old}:b1", "nsp:q1"], "labels": ["a"]}}'})
-        dbmod.renamed_activity(conn, old, "fill")
-        page, plan = conn.execute(text("SELECT page, plan FROM class_sessions WHERE code = 'PGUP4X'")).one()
-        conn.execute(text("DELETE FROM class_sessions WHERE code = 'PGUP4X'"))
-    assert page == "fill" and plan == {"revealed": ["fill:b1", "nsp:q1"], "labels": ["a"]}
-    db.close()
-
-
-@pytest.mark.slow
 def test_postgresql_two_servers_one_database(postgres_url, tmp_path):
     db = Database(database_url(postgres_url, tmp_path))
     assert db.dialect == "postgresql" and db.migrate() == dbmod.LATEST
