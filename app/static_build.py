@@ -211,14 +211,17 @@ def checked_attention(client, models: dict, folder: Path) -> None:
     the served graphs to measure it again) go into its manifest entry. Graphs the server refuses (a
     stale or foreign export) are not shipped: the copy's attention page then says it needs the server."""
     keys = [s.name + ATTN for s in for_page("attention")]
-    r = client.post("/api/attention", json={"text": PROBE, "pad": 0}) if set(keys) <= models.keys() else None
-    if r is None or r.status_code != 200:
-        for key in keys:
-            if key in models:
-                (folder / (models.pop(key)["file"] + ".gz")).unlink(missing_ok=True)  # nothing dead in the copy
-        return
+    needed = {s.name + ATTN for s in for_page("attention") if not s.optional}  # T5's and PLM's are extras
+    r = client.post("/api/attention", json={"text": PROBE, "pad": 0}) if needed <= models.keys() else None
+    answered = r.json() if r is not None and r.status_code == 200 else {}
     for key in keys:
-        models[key]["served_logits_max_abs_diff"] = r.json()[key.removesuffix(ATTN)]["served_logits_max_abs_diff"]
+        if key not in models:
+            continue
+        maps = answered.get(key.removesuffix(ATTN))
+        if maps is None:
+            (folder / (models.pop(key)["file"] + ".gz")).unlink(missing_ok=True)  # nothing dead in the copy
+        else:
+            models[key]["served_logits_max_abs_diff"] = maps["served_logits_max_abs_diff"]
 
 
 def write_web(out: Path, client, settings: Settings, models_dir: Path, default: str) -> None:

@@ -36,7 +36,8 @@ DOCS = ROOT / "docs"
 MODELS = ROOT / "models"
 # The document (under docs/) that holds each table's block.
 HOMES = {"recovery": "models.md", "models": "models.md", "inspection": "models.md", "masking": "models.md",
-         "finetune": "finetune.md", "http": "serving.md", "oldnew": "models.md", "presetcheck": "training.md"}
+         "finetune": "finetune.md", "http": "serving.md", "oldnew": "models.md", "presetcheck": "training.md",
+         "spans": "models.md"}
 # The figures of the set the shipped one replaced, read from its cards by set_figures() when it was
 # replaced (`python -m benchmarks.tables --save-previous OLD_SET_FOLDER`), with where they came from.
 PREVIOUS = ROOT / "benchmarks" / "previous_set.json"
@@ -99,7 +100,7 @@ def _training(card: dict) -> str:
     t, c = card["training"], card["config"]
     how = ", ".join(x for x in (f"{t.get('threads')} thread" + ("s" if t.get("threads", 1) != 1 else ""),
                                 t.get("precision"), "torch.compile" if t.get("compile") else None) if x)
-    unit = {"gpt": "characters", "bert": "pairs"}.get(card["family"], "rows")
+    unit = {"gpt": "characters", "bert": "pairs", "t5": "lines", "plm": "lines"}.get(card["family"], "rows")
     minutes = "CPU-minutes" if t.get("clock") == "cpu" else "minutes"
     return (f"{thousands(t['steps'])} steps of {t['batch_size']} {unit} x {c['context']} in "
             f"{t['seconds'] / 60:.0f} {minutes} of training ({how}; {t.get('machine', 'CPU')})")
@@ -140,7 +141,45 @@ def render_models(models: Path = MODELS) -> str:
                      f"{pct(quiz['accuracy'])} ({quiz['correct']} / {quiz['items']}) | (one bank) |")
     if (models / "electra.card.json").is_file():
         lines += electra_rows(read_card(models, "electra"))
+    for name, rows in (("t5", t5_rows), ("plm", plm_rows)):
+        if (models / f"{name}.card.json").is_file():
+            lines += rows(read_card(models, name))
     return "\n".join(lines)
+
+
+def t5_rows(t5: dict) -> list[str]:
+    """T5 (span corruption): hidden characters written back right, against the same model untrained
+    and the most common character (BERT on the same spans: the `spans` table)."""
+    v, t = t5["evaluation"]["validation"], t5["evaluation"]["test"]
+    return [f"| T5 | hidden characters written back right (top-1; 15 % hidden in spans of 3); {_size(t5)}, "
+            f"{t5['parameters'] / 1e6:.2f}M parameters, context {t5['config']['context']}, {_training(t5)} | "
+            f"{pct(v['span_char_top1'])} | {pct(t['span_char_top1'])} |",
+            f"| T5 | same architecture, random init / always the most common character | "
+            f"{pct(v['random_init']['span_char_top1'])} / {pct(v['unigram_baseline']['span_char_top1'])} | "
+            f"{pct(t['random_init']['span_char_top1'])} / {pct(t['unigram_baseline']['span_char_top1'])} |"]
+
+
+def plm_rows(plm: dict) -> list[str]:
+    """PLM (permutation LM): the last 15 % of a random order guessed right, against the same baselines."""
+    v, t = plm["evaluation"]["validation"], plm["evaluation"]["test"]
+    return [f"| PLM | last 15 % of a random order guessed right (top-1, two streams); {_size(plm)}, "
+            f"{plm['parameters'] / 1e6:.2f}M parameters, context {plm['config']['context']}, {_training(plm)} | "
+            f"{pct(v['predicted_top1'])} | {pct(t['predicted_top1'])} |",
+            f"| PLM | same architecture, random init / always the most common character | "
+            f"{pct(v['random_init']['predicted_top1'])} / {pct(v['unigram_baseline']['predicted_top1'])} | "
+            f"{pct(t['random_init']['predicted_top1'])} / {pct(t['unigram_baseline']['predicted_top1'])} |"]
+
+
+# ---- T5 against BERT on the same hidden spans (benchmarks/t5_spans.py) ----
+SPANS_RESULTS = ROOT / "benchmarks" / "t5_spans.json"
+
+
+def render_spans(models: Path = MODELS) -> str:
+    """The stored measurement (`python -m benchmarks.t5_spans --save benchmarks/t5_spans.json`), printed
+    by the same function as the command."""
+    from benchmarks.t5_spans import render
+
+    return render(json.loads(SPANS_RESULTS.read_text(encoding="utf-8")))
 
 
 def electra_rows(el: dict) -> list[str]:
@@ -246,8 +285,10 @@ def render_inspection(models: Path = MODELS) -> str:
         if entry.get("rebuilt_vs_served_logits") is None:  # exported from the checkpoint, as packaged
             return f"{name}'s from its checkpoint"
         return f"{name}'s from weights read back out of {entry['file'].replace('.attn', '')} (logits within {entry['rebuilt_vs_served_logits']:.1e})"
+    more = [(label, info[k]) for k, label in (("t5", "T5"), ("plm", "PLM")) if k in info]
+    extra = "".join(f"; {source(label, e)}, matching PyTorch to {e['parity']['weights']:.1e}" for label, e in more)
     return (f"The inspection graphs were exported {source('GPT', g)} and {source('BERT', b)}; their attention weights "
-            f"match PyTorch to {g['parity']['weights']:.1e} / {b['parity']['weights']:.1e} (`models/inspection.json`).")
+            f"match PyTorch to {g['parity']['weights']:.1e} / {b['parity']['weights']:.1e}{extra} (`models/inspection.json`).")
 
 
 # ---- masking: BERTs trained with each masking scheme, each scored under each ----
@@ -282,7 +323,7 @@ def render_http(models: Path = MODELS) -> str:
 
 TABLES = {"recovery": render_recovery, "models": render_models, "inspection": render_inspection,
           "masking": render_masking, "finetune": render_finetune, "http": render_http, "oldnew": render_oldnew,
-          "presetcheck": render_presetcheck}
+          "presetcheck": render_presetcheck, "spans": render_spans}
 
 
 # ---- the documents' blocks ----

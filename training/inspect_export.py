@@ -4,16 +4,18 @@ The served graphs do not expose attention weights: gpt.onnx runs each layer's at
 fused onnxruntime node (GroupQueryAttention, for the in-place KV cache), and bert.onnx's softmax
 is internal. For the attention page we export a second, read-only graph per model:
 
-    gpt.attn.onnx   input  input_ids (1, seq)
-    bert.attn.onnx  inputs input_ids, token_type_ids (1, seq)
-                    outputs logits (1, seq, vocab)  the same logits as the served graph
-                                                     (gpt: next character; bert: MLM), so the
-                                                     app can check the two agree
+    <family>.attn.onnx  inputs  the served graph's, less a cache (gpt: input_ids; bert: input_ids,
+                                token_type_ids; t5: input_ids, prefix_mask; plm: input_ids,
+                                position_ids, ranks), each (1, seq)
+                        outputs logits (1, seq, vocab)  the same logits as the served graph
+                                                     (its first output), so the app can check
+                                                     the two agree
                             attn_<i> (1, n_head, seq, seq), i = 0 .. n_layer-1: layer i's
                                                      softmax(q k^T / sqrt(hs) + mask), rows = queries
 
 `Inspect` walks the model's own modules (embeddings, LayerNorms, qkv, proj, MLP, final norm,
-head) with the attention written out, so training/model.py's teaching path stays as it is; the
+head) with the attention written out, the mask being the model's own (its `reading`: positions,
+segments and who may attend to whom, from the same inputs as its forward), so training/model.py's teaching path stays as it is; the
 checks below hold its logits to the model's forward and its weights to the softmax recomputed
 from the model's own per-layer inputs (forward hooks), both within PARITY_TOLERANCE.
 
@@ -40,7 +42,7 @@ import torch.nn.functional as F
 
 from app.contract import SPECS
 
-from .export import OPSET, PARITY_TOLERANCE, empty_cache, parity_lengths
+from .export import OPSET, PARITY_TOLERANCE, empty_cache, parity_inputs, parity_lengths
 from .families import FAMILIES, build_model
 from .model import TransformerConfig
 from .onnx_meta import strip_ir
@@ -57,14 +59,23 @@ def inspected_families() -> list[str]:
     return [name for name, f in FAMILIES.items() if f.inspected]
 
 
-def has_segments(model) -> bool:
-    """Whether the model reads segment ids (token_type_ids) beside the characters (BERT does)."""
-    return model.transformer.seg_emb is not None
+def inspection_inputs(family: str, n_layer: int) -> list[str]:
+    """The inspection graph's inputs: the served graph's, less a key/value cache (GPT's)."""
+    return [n for n in SPECS[family].inputs(n_layer) if n != "past_length" and not n.startswith("past_")]
 
 
-def model_logits(model, ids, segments=None):
+def example_inputs(names: list[str], T: int, vocab_size: int, gen: torch.Generator) -> dict[str, torch.Tensor]:
+    """Inputs (1, T) that exercise each mask (the export's parity_inputs), an encoder's pair with a few
+    [PAD] slots at the end, whose columns must stay empty. Keyed by input name."""
+    ids = torch.randint(5, vocab_size, (1, T), generator=gen)
+    if "token_type_ids" in names:
+        ids[0, T - T // 4:] = PAD_ID
+    return dict(zip(names, parity_inputs(names, ids, gen)))
+
+
+def model_logits(model, ids, *extra):
     """The model's own forward, its character logits (an encoder's first output)."""
-    out = model(ids) if segments is None else model(ids, segments)
+    out = model(ids, *extra)
     return out[0] if isinstance(out, tuple) else out
 
 
@@ -75,14 +86,15 @@ class Inspect(nn.Module):
         super().__init__()
         self.model = model
 
-    def forward(self, input_ids, token_type_ids=None):
+    def forward(self, input_ids, *extra):
         t = self.model.transformer
         B, T = input_ids.shape
-        positions = torch.arange(T, device=input_ids.device)
+        # the model's own reading of its inputs: positions, segments, and its mask (causal, every
+        # non-[PAD] key, a prefix both ways, or a random order)
+        positions, segments, allowed = self.model.reading(input_ids, *extra)
         x = t.tok_emb(input_ids) + t.pos_emb(positions)
-        if t.seg_emb is not None:
-            x = x + t.seg_emb(token_type_ids)
-        allowed = self.model.allowed(input_ids)  # the model's own mask: causal, or every non-[PAD] key
+        if segments is not None:
+            x = x + t.seg_emb(segments)
         weights = []
         for block in t.blocks:
             attn = block.attn
@@ -97,14 +109,14 @@ class Inspect(nn.Module):
         return (self.model.char_logits(t.ln_f(x)), *weights)
 
 
-def export_inspection(model, path: Path) -> None:
+def export_inspection(model, family: str, path: Path) -> None:
     cfg = model.cfg
     seq = torch.export.Dim("seq", min=2, max=cfg.context)
+    names = inspection_inputs(family, cfg.n_layer)
     ids = torch.full((1, 6), 5, dtype=torch.long)
-    segments = has_segments(model)
-    names = ["input_ids"] + (["token_type_ids"] if segments else [])
-    args = (ids, torch.zeros_like(ids)) if segments else (ids,)
-    shapes = {name: {1: seq} for name in names}
+    args = (ids, *[torch.zeros_like(ids) for _ in names[1:]])
+    # forward(input_ids, *extra): torch.export sees (input_ids, extra) with extra a tuple
+    shapes = ({1: seq}, tuple({1: seq} for _ in names[1:])) if names[1:] else ({1: seq},)
     program = torch.onnx.export(Inspect(model).eval(), args, dynamo=True, opset_version=OPSET,
                                 input_names=names, output_names=["logits", *attn_names(cfg.n_layer)],
                                 dynamic_shapes=shapes, external_data=False, verbose=False)
@@ -116,18 +128,18 @@ def export_inspection(model, path: Path) -> None:
 
 
 @torch.no_grad()
-def reference_weights(model, ids: torch.Tensor, segments: torch.Tensor | None = None):
+def reference_weights(model, ids: torch.Tensor, *extra):
     """The attention weights of the model's own forward (training/model.py): each block's attention
     input is captured with a forward hook and its softmax recomputed from the block's own qkv."""
     inputs = []
     hooks = [b.attn.register_forward_hook(lambda m, a, out: inputs.append(a[0])) for b in model.transformer.blocks]
     try:
-        logits = model_logits(model, ids, segments)
+        logits = model_logits(model, ids, *extra)
     finally:
         for h in hooks:
             h.remove()
     T = ids.shape[1]
-    allowed = model.allowed(ids)
+    allowed = model.reading(ids, *extra)[2]
     out = []
     for block, x in zip(model.transformer.blocks, inputs):
         B, _, C = x.shape
@@ -140,25 +152,19 @@ def reference_weights(model, ids: torch.Tensor, segments: torch.Tensor | None = 
 
 
 @torch.no_grad()
-def check_inspection(model, path: Path, vocab_size: int, seed: int = 0) -> dict:
+def check_inspection(model, family: str, path: Path, vocab_size: int, seed: int = 0) -> dict:
     """Max |ONNX - PyTorch| of the inspection graph's logits and weights, and of its rows' sums
-    over allowed keys from 1, at several lengths (BERT with [PAD] slots at the end)."""
+    over allowed keys from 1, at several lengths (example_inputs: each mask exercised)."""
     import onnxruntime as ort
 
     sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     gen = torch.Generator().manual_seed(seed)
+    names = inspection_inputs(family, model.cfg.n_layer)
     report = {"logits": 0.0, "weights": 0.0, "row_sums": 0.0}
     for T in parity_lengths(model.cfg.context):
-        T = max(T, 2)
-        ids = torch.randint(5, vocab_size, (1, T), generator=gen)
-        seg = None
-        if has_segments(model):
-            ids[0, T - T // 4:] = PAD_ID  # a few [PAD] slots: their columns must be empty
-            seg = torch.zeros_like(ids)
-            seg[:, T // 2:] = 1
-        ref_logits, ref_w = reference_weights(model, ids, seg)
-        feeds = {"input_ids": ids.numpy()} | ({"token_type_ids": seg.numpy()} if seg is not None else {})
-        logits, *weights = sess.run(None, feeds)
+        inputs = example_inputs(names, max(T, 2), vocab_size, gen)
+        ref_logits, ref_w = reference_weights(model, *inputs.values())
+        logits, *weights = sess.run(None, {k: v.numpy() for k, v in inputs.items()})
         report["logits"] = max(report["logits"], float(np.abs(logits - ref_logits.numpy()).max()))
         for w, r in zip(weights, ref_w):
             report["weights"] = max(report["weights"], float(np.abs(w - r.numpy()).max()))
@@ -251,17 +257,15 @@ def model_from_onnx(folder: Path, family: str):
     model = build_model(family, cfg).eval()
     model.load_state_dict(onnx_state_dict(folder / f"{family}.onnx", family), strict=True)
     spec = SPECS[family]
-    inputs, outputs = spec.io(cfg.n_layer)
+    outputs = spec.io(cfg.n_layer)[1]
     sess = ort.InferenceSession(str(folder / f"{family}.onnx"), providers=["CPUExecutionProvider"])
     gen = torch.Generator().manual_seed(1)
     diff = 0.0
     for T in parity_lengths(cfg.context):
-        ids = torch.randint(5, cfg.vocab_size, (1, T), generator=gen)
-        seg = torch.zeros_like(ids) if "token_type_ids" in inputs else None
-        feeds = {"input_ids": ids.numpy()} | ({"token_type_ids": seg.numpy()} if seg is not None else {}) \
-            | (empty_cache(cfg, 1) if spec.cached else {})
+        example = example_inputs(inspection_inputs(family, cfg.n_layer), T, cfg.vocab_size, gen)
+        feeds = {k: v.numpy() for k, v in example.items()} | (empty_cache(cfg, 1) if spec.cached else {})
         out = sess.run(outputs[:1], feeds)[0]  # its character logits come first
-        ref = model_logits(model, ids, seg).numpy()
+        ref = model_logits(model, *example.values()).numpy()
         diff = max(diff, float(np.abs(out - ref).max()))
     if diff > PARITY_TOLERANCE:
         raise RuntimeError(f"{family}: the model rebuilt from {family}.onnx differs from it by {diff:.2e}")
@@ -273,7 +277,9 @@ def inspect_set(folder: Path, checkpoints: dict[str, str] | None = None, models:
     weights come from `models` (already loaded), else a checkpoint, else the set's own ONNX file."""
     folder = Path(folder)
     report = {}
-    for family in inspected_families():
+    # package hands over the models it packages: a family left out keeps its graph as it is
+    families = [f for f in inspected_families() if models is None or f in models]
+    for family in families:
         ckpt = (checkpoints or {}).get(family)
         if (models or {}).get(family) is not None:
             model, source, rebuilt = models[family].eval(), "checkpoint (as packaged)", None
@@ -289,8 +295,8 @@ def inspect_set(folder: Path, checkpoints: dict[str, str] | None = None, models:
         else:
             continue
         path = folder / f"{family}.attn.onnx"
-        export_inspection(model, path)
-        check = check_inspection(model, path, model.cfg.vocab_size)
+        export_inspection(model, family, path)
+        check = check_inspection(model, family, path, model.cfg.vocab_size)
         if not check["ok"]:
             raise RuntimeError(f"inspection graph parity failed: {json.dumps(check)}")
         report[family] = {"file": path.name, "bytes": path.stat().st_size, "source": source,
@@ -300,10 +306,18 @@ def inspect_set(folder: Path, checkpoints: dict[str, str] | None = None, models:
 
 def write_inspection(folder: Path, checkpoints: dict[str, str] | None = None, models: dict | None = None) -> dict:
     """inspect_set, plus its report in folder/inspection.json (what each graph was exported from
-    and how far it is from PyTorch), written aside and renamed into place."""
+    and how far it is from PyTorch; entries of graphs not written now are kept), written aside and
+    renamed into place."""
     report = inspect_set(folder, checkpoints, models)
+    path = Path(folder) / "inspection.json"
+    try:  # a family packaged alone (T5 into the shipped set) keeps the others' entries
+        kept = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        kept = {}
+    written = {k: v for k, v in kept.items() if isinstance(v, dict) and (Path(folder) / f"{k}.attn.onnx").exists()}
+    written.update(report)
     tmp = Path(folder) / "inspection.json.tmp"
-    tmp.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    tmp.write_text(json.dumps(written, indent=1) + "\n", encoding="utf-8")
     os.replace(tmp, Path(folder) / "inspection.json")
     return report
 

@@ -203,6 +203,11 @@ class GPT(nn.Module):
     def char_logits(self, h):
         return self.lm_head(h)
 
+    def reading(self, idx):
+        """What the Transformer is given besides the characters: (positions, segments, allowed), the
+        attention page's inspection graph (training/inspect_export.py) reads the mask from here."""
+        return torch.arange(idx.shape[1], device=idx.device), None, self.allowed(idx)
+
     def allowed(self, idx):
         """forward()'s rule written out as a (T, T) boolean mask, key j visible to query i iff j <= i
         (what the attention page draws; forward itself lets the fused kernel apply it)."""
@@ -253,6 +258,10 @@ class BERT(nn.Module):
         mlm_logits = self.char_logits(h)  # (B, T, vocab)
         nsp_logits = self.nsp_head(torch.tanh(self.pooler(h[:, 0])))  # (B, 2)
         return mlm_logits, nsp_logits
+
+    def reading(self, idx, segments):
+        """(positions, segments, allowed): what forward() gives the Transformer (see GPT.reading)."""
+        return torch.arange(idx.shape[1], device=idx.device), segments, self.allowed(idx)
 
     def allowed(self, idx, pad_id: int = 0):
         # THE line that makes this a BERT: every character sees every (non-padding) character.

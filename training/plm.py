@@ -57,6 +57,10 @@ class PLM(nn.Module):
         h = self.transformer(idx, position_ids, attn_mask=self.allowed(ranks))  # (B, S, C)
         return self.char_logits(h)  # (B, S, vocab): read at the queries
 
+    def reading(self, idx, position_ids, ranks):
+        """(positions, segments, allowed): what forward() gives the Transformer (see GPT.reading)."""
+        return position_ids, None, self.allowed(ranks)
+
     def allowed(self, ranks):
         # THE line that makes this a PLM: each token sees the characters before it in a random order.
         S = ranks.shape[1]
@@ -74,10 +78,10 @@ class PLMExport(nn.Module):
 
     def __init__(self, model):
         super().__init__()
-        self.model = model
+        self.plm = model  # named by the family: the graph's weights are plm.* (inspect_export reads them back)
 
     def forward(self, input_ids, position_ids, ranks):
-        return self.model(input_ids, position_ids, ranks)
+        return self.plm(input_ids, position_ids, ranks)
 
 
 def permuted(ids: torch.Tensor, gen: torch.Generator) -> dict:

@@ -52,6 +52,10 @@ class T5(nn.Module):
         h = self.transformer(idx, positions, attn_mask=self.allowed(idx, prefix_mask))  # (B, T, C)
         return self.char_logits(h)  # (B, T, vocab + sentinels)
 
+    def reading(self, idx, prefix_mask):
+        """(positions, segments, allowed): what forward() gives the Transformer (see GPT.reading)."""
+        return torch.arange(idx.shape[1], device=idx.device), None, self.allowed(idx, prefix_mask)
+
     def allowed(self, idx, prefix_mask, pad_id: int = 0):
         # THE line that makes this a prefix LM: both sides inside the prefix, left only after it.
         T = idx.shape[1]
@@ -69,10 +73,10 @@ class T5Export(nn.Module):
 
     def __init__(self, model):
         super().__init__()
-        self.model = model
+        self.t5 = model  # named by the family: the graph's weights are t5.* (inspect_export reads them back)
 
     def forward(self, input_ids, prefix_mask):
-        return self.model(input_ids, prefix_mask)
+        return self.t5(input_ids, prefix_mask)
 
 
 # ---- span corruption ----

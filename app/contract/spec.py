@@ -150,6 +150,16 @@ def uniform(seed: int, index: int) -> float:
     return splitmix32((splitmix32(seed & _M32) ^ index) & _M32) / 4294967296.0
 
 
+
+def shuffled(n: int, seed: int) -> list[int]:
+    """0 .. n-1 in a random order drawn from the random stream (Fisher-Yates from the end, index i
+    drawing u_i): the order a permutation LM's lesson views use (static/lib/engine_core.js the same)."""
+    order = list(range(n))
+    for i in range(n - 1, 0, -1):
+        j = int(uniform(seed, i) * (i + 1))
+        order[i], order[j] = order[j], order[i]
+    return order
+
 # --- files that readers must never see half-written ----------------------------------------------
 
 def write_text(path: Path, text: str) -> None:

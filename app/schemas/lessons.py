@@ -57,10 +57,14 @@ class AttentionRequest(Strict):
         "Which layer's weights to send (0-based); -1 = the mean over the layers. Must be below the models' n_layer."))
     head: int = Field(-1, ge=-1, le=MAX_VIEW_INDEX, description=(
         "Which head's weights to send (0-based); -1 = the mean over the heads. Must be below the models' n_head."))
+    seed: int = Field(0, ge=0, le=MAX_SEED, description=(
+        "The random order a permuted family (PLM) reads in: 0 .. n-1 shuffled by the random stream with this seed."))
 
 
 class AttentionMaps(BaseModel):
-    tokens: list[str] = Field(description="What the model read: the text (GPT); [CLS] text [SEP] [PAD]... (BERT).")
+    tokens: list[str] = Field(description=(
+        "What the model read: the text (GPT); [CLS] text [SEP] [PAD]... (BERT); the text with a span hidden behind "
+        "⟨0⟩, [SEP], ⟨0⟩ and the span written back (T5); the text, then a [MASK] query per guessed place (PLM)."))
     n_layer: int
     n_head: int
     layer: int = Field(description="The layer sent (-1 = mean over the layers).")
@@ -74,8 +78,12 @@ class AttentionMaps(BaseModel):
 
 
 # One entry per family the attention page shows (its spec lists "attention"), named by the family.
+# An optional family (a set is whole without it) is null when the set has none or no inspection graph of it.
 AttentionResponse = create_model("AttentionResponse", **{
-    s.name: (AttentionMaps, Field(description=f"{s.label}'s weights ({s.attention} attention).")) for s in for_page("attention")},
+    s.name: ((AttentionMaps | None, Field(None, description=f"{s.label}'s weights ({s.attention} attention); null when "
+                                                             f"this set has no {s.label} with an inspection graph."))
+             if s.optional else (AttentionMaps, Field(description=f"{s.label}'s weights ({s.attention} attention).")))
+    for s in for_page("attention")},
     unknown_chars=(list[UnknownChar], ...))
 
 

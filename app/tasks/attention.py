@@ -29,13 +29,20 @@ class Inspector:
         if names != expected:
             raise ValueError(f"{family}.attn.onnx outputs {names}, expected {expected}")
 
-    def run(self, ids: list[int], types: list[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
-        feeds = {"input_ids": np.asarray(ids, dtype=np.int64).reshape(1, -1)}
-        if "token_type_ids" in self.inputs:
-            feeds["token_type_ids"] = np.asarray(types or [0] * len(ids), dtype=np.int64).reshape(1, -1)
+    def run(self, ids: list[int], extra: dict) -> tuple[np.ndarray, np.ndarray]:
+        """extra: the graph's other inputs by name (its task's attention_input: segments, a prefix, an order)."""
+        missing = [name for name in self.inputs[1:] if name not in extra]
+        if missing:
+            raise ValueError(f"{self.family}.attn.onnx takes {missing}, which its task does not give")
+        feeds = {name: np.asarray(ids if name == "input_ids" else extra[name], dtype=np.int64).reshape(1, -1)
+                 for name in self.inputs}
         with self.gate:
             logits, *weights = self.session.run(None, feeds)
         return logits[0], np.stack([w[0] for w in weights])
+
+
+def has_graph(models, family: str) -> bool:
+    return (Path(models.meta.folder) / f"{family}.attn.onnx").exists()
 
 
 def inspector(models, family: str, runtime) -> Inspector:
@@ -56,16 +63,22 @@ def inspector(models, family: str, runtime) -> Inspector:
     return models.memo("inspector", family, load)
 
 
-def attention_of(models, family: str, ids: list[int], pad: int, runtime, layer: int, head: int) -> dict:
+def attention_of(models, family: str, ids: list[int], pad: int, seed: int, runtime, layer: int, head: int) -> dict:
     """`family`'s weights over the text as it reads it (its task's attention_input: GPT the text, BERT
-    [CLS] text [SEP] [PAD]*pad, where the [PAD] slots show the padding mask at work): who attends to
+    [CLS] text [SEP] [PAD]*pad, where the [PAD] slots show the padding mask at work; T5 the line with
+    a span hidden and written back; PLM its two streams for the order `seed` draws): who attends to
     whom, and how far the inspection graph's logits are from the served graph's."""
     task = getattr(models, family)
-    seq, allowed = task.attention_input(ids, pad)
-    logits, weights = inspector(models, family, runtime).run(seq)
-    served = task.served_logits(seq)
+    seq, allowed, extra = task.attention_input(ids, pad, seed)
+    logits, weights = inspector(models, family, runtime).run(seq, extra)
+    served = task.served_logits(seq, extra)
     maps = summarise(weights, allowed, float(np.abs(logits - served).max()), family, models.id, layer, head)
-    return {"tokens": [models.vocab.token(t) for t in seq], **maps}
+    return {"tokens": [token(models.vocab, t) for t in seq], **maps}
+
+
+def token(vocab, t: int) -> str:
+    """A token as the page labels it: a character or special, or a T5 sentinel ⟨k⟩ (ids after the vocabulary)."""
+    return vocab.token(t) if t < vocab.size else f"⟨{t - vocab.size}⟩"
 
 
 # What the page draws: one (query, key) grid, to 4 decimals (a heatmap cell shows 0.1 %). Every

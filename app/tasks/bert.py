@@ -25,11 +25,13 @@ class BERT:
 
     # The attention page (app/tasks/attention.py): BERT reads [CLS] text [SEP] plus `pad` [PAD] slots,
     # every position every other one but the [PAD]s (the padding mask: their columns stay empty).
-    def attention_input(self, ids: list[int], pad: int) -> tuple[list[int], np.ndarray]:
+    def attention_input(self, ids: list[int], pad: int, seed: int) -> tuple[list[int], np.ndarray, dict]:
+        """The attention page's view: [CLS] text [SEP] and `pad` [PAD] slots, every non-[PAD] key, one segment."""
         seq = [CLS, *ids, SEP] + [PAD] * pad
-        return seq, np.broadcast_to(np.asarray(seq) != PAD, (len(seq), len(seq)))
+        allowed = np.broadcast_to(np.asarray(seq) != PAD, (len(seq), len(seq)))
+        return seq, allowed, {"token_type_ids": [0] * len(seq)}
 
-    def served_logits(self, seq: list[int]) -> np.ndarray:
+    def served_logits(self, seq: list[int], extra: dict) -> np.ndarray:
         return self.forward(seq)[0]
 
     def smoke_test(self) -> None:

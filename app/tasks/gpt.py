@@ -107,10 +107,12 @@ class GPT:
 
     # The attention page (app/tasks/attention.py): GPT reads the text as it is, each position the
     # ones before it and itself (the causal mask: the lower triangle).
-    def attention_input(self, ids: list[int], pad: int) -> tuple[list[int], np.ndarray]:
-        return list(ids), np.tril(np.ones((len(ids), len(ids)), dtype=bool))
+    def attention_input(self, ids: list[int], pad: int, seed: int) -> tuple[list[int], np.ndarray, dict]:
+        """The attention page's view (app/tasks/attention.py): what it reads, who may look at whom,
+        and the other inputs of its graph (none: the text, causal)."""
+        return list(ids), np.tril(np.ones((len(ids), len(ids)), dtype=bool)), {}
 
-    def served_logits(self, seq: list[int]) -> np.ndarray:
+    def served_logits(self, seq: list[int], extra: dict) -> np.ndarray:
         return self.logits(seq)
 
     def smoke_test(self) -> None:

@@ -46,6 +46,21 @@ class T5:
             last = end
         return [*out, *ids[last:], SEP]
 
+    def attention_input(self, ids: list[int], pad: int, seed: int) -> tuple[list[int], np.ndarray, dict]:
+        """The attention page's view: up to 3 characters from a third of the way in hidden behind ⟨0⟩,
+        and written back after [SEP]: the prefix (the line as read, and [SEP]) looks both ways, what
+        is written after it looks left (static/families/t5.js draws the same)."""
+        start = len(ids) // 3
+        span = (start, min(len(ids), start + 3))
+        prefix = self.corrupted(ids, [span])
+        seq = [*prefix, self.sentinel(0), *ids[span[0]:span[1]]]
+        inside = np.arange(len(seq)) < len(prefix)
+        allowed = np.tril(np.ones((len(seq), len(seq)), dtype=bool)) | (inside[:, None] & inside[None, :])
+        return seq, allowed, {"prefix_mask": inside.astype(np.int64).tolist()}
+
+    def served_logits(self, seq: list[int], extra: dict) -> np.ndarray:
+        return self.logits(seq, sum(extra["prefix_mask"]))
+
     def write(self, ids: list[int], spans: list[tuple[int, int]], limit: int) -> list[dict]:
         """Greedy: what T5 writes for each span, each character with its probability (the
         distribution over the ordinary characters and the sentinels, as the model gives it)."""

@@ -207,11 +207,20 @@ export default {
     routes: { "/api/mask-fill": maskFill, "/api/nsp/predict": predict, "/api/nsp/quiz": question,
       "/api/nsp/quiz/{id}/answer": answer },
     compare,
-    /* The attention page: [CLS] text [SEP] and `pad` [PAD] slots; every position may look at every
-       other one but the [PAD]s (the padding mask). */
-    attention: (ids, pad) => {
-      const seq = [CLS, ...ids, SEP, ...new Array(pad).fill(PAD)];
-      return { seq, allowed: (i, j) => seq[j] !== PAD };
+  },
+
+  /* The attention page: [CLS] text [SEP] and `pad` [PAD] slots, one segment; every position may look
+     at every other one but the [PAD]s (the padding mask). special: the ids (or labels) of the specials. */
+  mask: {
+    kind: "bidirectional",
+    code: "attn_mask = (idx != pad_id)[:, None, None, :]",
+    words: "Bidirectional: every character may look at every other one, left and right; only [PAD] slots " +
+      "(padding: empty places that fill a batch up to one length) are hidden. That is why BERT can fill a " +
+      "[MASK] from both sides, but cannot write ahead.",
+    shape: "every column but the [PAD] ones",
+    layout(items, { pad, special }) {
+      const seq = [special.CLS, ...items, special.SEP, ...new Array(pad).fill(special.PAD)];
+      return { seq, allowed: (i, j) => seq[j] !== special.PAD, extra: { token_type_ids: seq.map(() => 0) }, row: (i) => i + 1 };
     },
   },
 

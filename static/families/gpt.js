@@ -163,8 +163,18 @@ export default {
   device: {
     routes: { "/api/generate": generate, "/api/next-token": nextToken },
     compare,
-    /* The attention page: GPT reads the text as it is, each position the ones before it and itself. */
-    attention: (ids) => ({ seq: ids, allowed: (i, j) => j <= i }),
+  },
+
+  /* The attention page (and its device answer, lib/engine_attention.js): GPT reads the text as it is,
+     each position the ones before it and itself. items: ids or characters; row(i): the row of text
+     position i. */
+  mask: {
+    kind: "causal",
+    code: "h = self.transformer(idx, positions, is_causal=True)",
+    words: "Causal: character i may look at positions 0 to i only, never at the future. That is what makes " +
+      "guessing the next character honest, and lets GPT write text one character at a time.",
+    shape: "the lower triangle",
+    layout: (items) => ({ seq: items, allowed: (i, j) => j <= i, extra: {}, row: (i) => i }),
   },
 
   results(m) {

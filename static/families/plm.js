@@ -6,6 +6,15 @@ import { el, clear } from "../lib/dom.js";
 import { num, pct, visibleChar } from "../lib/text.js";
 import { table } from "../lib/charts.js";
 import { splits, splitName } from "../lib/evaluation.js";
+import { shuffled } from "../lib/engine_core.js";
+
+/* How many places of an order are guessed: the last 15 %, at least one (app/tasks/plm.py
+   predicted_count; Python's round: halves to even). */
+export function predictedCount(n) {
+  const x = n * 0.15, f = Math.floor(x);
+  const r = x - f > 0.5 || (x - f === 0.5 && f % 2 === 1) ? f + 1 : f;
+  return Math.max(1, r);
+}
 
 export default {
   name: "plm",
@@ -32,6 +41,29 @@ export default {
   legend() {
     return el("p", { class: "note fill-legend" }, [el("mark", { class: "fill-ok", text: "green" }),
       " = PLM's guess is right · ", el("mark", { class: "fill-bad", text: "pink" }), " = wrong (its guess is shown)"]);
+  },
+
+  /* The attention page (app/tasks/plm.py attention_input, the same rule): the characters in place,
+     then one [MASK] query for each of the last 15 % of the order shuffled(n, seed); rank 2r + 1 is the
+     character at place r of the order, 2r the query of the position at place r. A character sees the
+     characters up to its place in the order; a query those strictly before its place, and itself. */
+  mask: {
+    kind: "permuted",
+    code: "allowed = (character_j & (rank_j <= rank_i)) | (i == j)",
+    words: "Permuted: a random order of the characters is drawn, and each one may look only at the characters " +
+      "earlier in that order, wherever they stand. The last few in the order are guessed by extra [MASK] " +
+      "rows (queries) that know where they are but not what is there.",
+    shape: "a scattered pattern that changes with the order",
+    layout(items, { seed, special }) {
+      const n = items.length, order = shuffled(n, seed), k = predictedCount(n);
+      const place = new Array(n);
+      order.forEach((pos, r) => { place[pos] = r; });
+      const targets = order.slice(n - k);
+      const seq = [...items, ...new Array(k).fill(special.MASK)];
+      const ranks = [...items.map((_, i) => 2 * place[i] + 1), ...targets.map((t) => 2 * place[t])];
+      return { seq, allowed: (i, j) => i === j || (ranks[j] % 2 === 1 && ranks[j] <= ranks[i]),
+        extra: { position_ids: [...items.map((_, i) => i), ...targets], ranks }, row: (i) => i, order, targets };
+    },
   },
 
   cardTables(card) {

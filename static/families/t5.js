@@ -75,7 +75,7 @@ export default {
   name: NAME,
   chart: { caption: "T5 loss (the hidden spans written back)", yLabel: "loss (nats per token written)" },
   view: { title: "T5 writes back the hidden spans" },
-  page: { href: "/objectives", text: "Objectives" },
+  page: { href: "/spans", text: "Fill the missing spans" },
 
   /* The line as T5 reads it (each hidden span a ⟨k⟩), then each span: what it wrote, green where a
      character is right, pink where it is wrong. compact (a snapshot card): the spans only. */
@@ -117,6 +117,25 @@ export default {
   },
 
   device: { routes: { "/api/spans": spans } },
+
+  /* The attention page (app/tasks/t5.py attention_input, the same rule): up to 3 characters from a
+     third of the way in are hidden behind ⟨0⟩; the prefix (the line as T5 reads it, then [SEP]) looks
+     both ways, and ⟨0⟩ and the span written after it look left only. */
+  mask: {
+    kind: "prefix",
+    code: "allowed = left | (prefix[:, :, None] & prefix[:, None, :])",
+    words: "Prefix: the line with its hidden span (⟨0⟩ marks where) is read both ways, like BERT; the span " +
+      "written back after it is written left to right, like GPT. One mask, two halves.",
+    shape: "a full square on the prefix, then a triangle",
+    layout(items, { special }) {
+      const n = items.length, start = Math.floor(n / 3), end = Math.min(n, start + 3);
+      const prefix = [...items.slice(0, start), special.sentinel(0), ...items.slice(end), special.SEP];
+      const seq = [...prefix, special.sentinel(0), ...items.slice(start, end)];
+      const P = prefix.length;
+      return { seq, allowed: (i, j) => j <= i || (i < P && j < P), extra: { prefix_mask: seq.map((_, i) => (i < P ? 1 : 0)) },
+        row: (i) => (i < start ? i : i >= end ? i - (end - start) + 1 : P + 1 + i - start), hidden: [start, end] };
+    },
+  },
 
   results(e) {
     return [["T5", "hidden characters written back right (top-1)", `${num(100 * e.span_char_top1, 1)} %`],

@@ -4,14 +4,16 @@
    families' order) give every layer's and head's weights
    softmax(q k^T / sqrt(hs) + mask); the answer holds the chosen layer and head (or their mean),
    rounded to 4 decimals, and the checks (rows sum to 1, nothing on a blocked cell). What a family
-   reads and what its mask allows is its own (static/families/<name>.js, device.attention).
+   reads, its graph's other inputs and what its mask allows are its own (static/families/<name>.js,
+   mask.layout, which the page's rule grids draw too). A family the copy has no graph of (T5 and
+   PLM are optional) answers null, as on the server.
    attention(engine, body)   the body of POST /api/attention -> its answer
    onDevice.attention(body)  the same on this page's engine (lib/engine.js)
    The server also compares the inspection graph's logits with the served graph's on every request;
    the device does not download the served graphs for that: it reports the difference the server
    measured on a test sentence when the copy was made (the manifest's served_logits_max_abs_diff,
    app/static_build.py checked_attention). */
-import { EngineError } from "./engine_core.js";
+import { EngineError, CLS, SEP, PAD, MASK } from "./engine_core.js";
 import { engineFor } from "./engine.js";
 import { PIECES } from "../families/index.js";
 
@@ -21,6 +23,7 @@ const ATTN = "_attn";
 const MAX_ATTENTION_CHARS = 48;
 const MAX_PAD = 8;
 const MAX_VIEW_INDEX = 63;
+const MAX_SEED = 2 ** 32 - 1;
 const DECIMALS = 1e4;
 
 function wholeIn(body, name, fallback, low, high) {
@@ -38,19 +41,23 @@ function check(body) {
     throw new EngineError("text: String should have at most " + MAX_ATTENTION_CHARS + " characters", "text");
   }
   return { text, pad: wholeIn(body, "pad", 2, 0, MAX_PAD), layer: wholeIn(body, "layer", -1, -1, MAX_VIEW_INDEX),
-    head: wholeIn(body, "head", -1, -1, MAX_VIEW_INDEX) };
+    head: wholeIn(body, "head", -1, -1, MAX_VIEW_INDEX), seed: wholeIn(body, "seed", 0, 0, MAX_SEED) };
 }
 
 /* Every layer's weights of one inspection graph: weights[layer] is a flat (n_head, T, T) array. */
-async function weightsOf(engine, key, ids) {
+async function weightsOf(engine, key, ids, extra = {}) {
   const part = engine.manifest.models[key];
   if (!part) {
     throw new EngineError("no copy of the attention graphs is kept for devices here (only the static copy ships them); " +
       "the playground's server computes the weights", "model", 503);
   }
   const session = await engine.load(key);
-  const feeds = { input_ids: engine.int64(ids, [1, ids.length]) };
-  if (session.inputNames.includes("token_type_ids")) feeds.token_type_ids = engine.int64(new Array(ids.length).fill(0), [1, ids.length]);
+  const feeds = {};
+  for (const name of session.inputNames) {
+    const values = name === "input_ids" ? ids : extra[name];
+    if (!values) throw new EngineError(key + " takes " + name + ", which its family's layout does not give", "model", 409);
+    feeds[name] = engine.int64(values, [1, ids.length]);
+  }
   const out = await engine.run(key, feeds);
   return { weights: Array.from({ length: part.config.n_layer }, (_, i) => out["attn_" + i].data), part };
 }
@@ -93,13 +100,17 @@ export async function attention(engine, body) {
   const [ids, unknown] = engine.vocab.encode(req.text);
   const keys = Object.keys(engine.manifest.models).filter((k) => k.endsWith(ATTN));
   if (!keys.length) await weightsOf(engine, "none" + ATTN, ids); // the refusal that names `model`
+  const size = engine.vocab.size;
+  const special = { CLS, SEP, PAD, MASK, sentinel: (k) => size + k };
+  const label = (t) => (t >= size ? "⟨" + (t - size) + "⟩" : engine.vocab.token(t)); // app/tasks/attention.py token
   const out = {};
   for (const key of keys) {
     const family = key.slice(0, -ATTN.length);
-    const { seq, allowed } = PIECES[family].device.attention(ids, req.pad);
-    out[family] = Object.assign({ tokens: seq.map((t) => engine.vocab.token(t)) },
-      summarise(family, await weightsOf(engine, key, seq), seq.length, allowed, req.layer, req.head));
+    const { seq, allowed, extra } = PIECES[family].mask.layout(ids, { pad: req.pad, seed: req.seed, special });
+    out[family] = Object.assign({ tokens: seq.map(label) },
+      summarise(family, await weightsOf(engine, key, seq, extra), seq.length, allowed, req.layer, req.head));
   }
+  for (const [name, p] of Object.entries(PIECES)) if (p.mask && !(name in out)) out[name] = null; // none of it here
   return Object.assign(out, { unknown_chars: unknown });
 }
 

@@ -3,7 +3,7 @@
    the same characters and the same probabilities as the server from the same logits.
    No model and no browser API here: node runs this file too (the parity check).
 
-   splitmix32(a), uniform(seed, i)      the random stream (app/contract/spec.py)
+   splitmix32(a), uniform(seed, i), shuffled(n, seed)  the random stream (app/contract/spec.py)
    samplingDistribution(logits, t, k, p) THE sampling rule: {raw, tempered, final, kept, greedy}
                                         (app/sampling.py); logits over the ordinary characters
    draw(dist, u), top(dist, n), entropies(dist)
@@ -44,6 +44,16 @@ export function splitmix32(a) {
 
 export function uniform(seed, index) {
   return splitmix32((splitmix32(seed >>> 0) ^ index) >>> 0) / 4294967296;
+}
+
+/* 0 .. n-1 in a random order from the random stream (app/contract/spec.py shuffled, the same draws). */
+export function shuffled(n, seed) {
+  const order = Array.from({ length: n }, (_, i) => i);
+  for (let i = n - 1; i > 0; i--) {
+    const j = Math.floor(uniform(seed, i) * (i + 1));
+    [order[i], order[j]] = [order[j], order[i]];
+  }
+  return order;
 }
 
 /* ---------- THE sampling rule ---------- */

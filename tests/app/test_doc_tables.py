@@ -20,7 +20,8 @@ SHIPPED = REPO / "models"
 DOCS = REPO / "docs"
 # Where each table lives; `python -m benchmarks.tables` with no name prints every one of them.
 HOMES = {"recovery": "models.md", "models": "models.md", "inspection": "models.md", "masking": "models.md",
-         "finetune": "finetune.md", "http": "serving.md", "oldnew": "models.md", "presetcheck": "training.md"}
+         "finetune": "finetune.md", "http": "serving.md", "oldnew": "models.md", "presetcheck": "training.md",
+         "spans": "models.md"}
 BLOCK = r"<!-- table:{} -->\n(.*?)\n<!-- /table -->"
 
 

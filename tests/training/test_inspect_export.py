@@ -37,7 +37,7 @@ def test_rebuilt_from_onnx_equals_the_checkpoint(tiny_models_dir, tiny_runs_dir,
 @pytest.mark.parametrize("family", ["gpt", "bert"])
 def test_packaged_inspection_graph_matches_pytorch(tiny_models_dir, tiny_runs_dir, family):
     _, model, tok, _ = load_checkpoint(tiny_runs_dir / family / "ckpt.pt")
-    report = check_inspection(model, tiny_models_dir / f"{family}.attn.onnx", tok.vocab_size, seed=5)
+    report = check_inspection(model, family, tiny_models_dir / f"{family}.attn.onnx", tok.vocab_size, seed=5)
     assert report["ok"] and report["weights"] <= 1e-4 and report["row_sums"] <= 1e-5
     written = json.loads((tiny_models_dir / "inspection.json").read_text())
     assert written[family]["parity"]["ok"] and written[family]["source"].startswith("checkpoint")

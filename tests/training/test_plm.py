@@ -65,6 +65,10 @@ def test_plm_trains_packages_and_is_served(tiny_corpus, tmp_path):
     t.fit(log=io.StringIO())
     summary = package([str(tmp_path / "run" / "ckpt.pt")], tmp_path / "set")
     assert summary["plm"]["parity_max_abs_diff"] < 1e-4
+    # its attention inspection graph (the mask page's real weights), checked against PyTorch's own mask
+    inspection = summary["inspection"]["plm"]["parity"]
+    assert inspection["ok"] and inspection["weights"] <= 1e-4 and inspection["row_sums"] <= 1e-5
+    assert (tmp_path / "set" / "plm.attn.onnx").exists()
     card = json.loads((tmp_path / "set" / "plm.card.json").read_text())
     assert card["family"] == "plm" and card["attention"] == "permuted"
     test = card["evaluation"]["test"]

@@ -69,6 +69,10 @@ def test_t5_trains_packages_and_is_served(tiny_corpus, tmp_path):
     t.fit(log=io.StringIO())
     summary = package([str(tmp_path / "run" / "ckpt.pt")], tmp_path / "set")
     assert summary["t5"]["parity_max_abs_diff"] < 1e-4
+    # its attention inspection graph (the mask page's real weights), checked against PyTorch's own mask
+    inspection = summary["inspection"]["t5"]["parity"]
+    assert inspection["ok"] and inspection["weights"] <= 1e-4 and inspection["row_sums"] <= 1e-5
+    assert (tmp_path / "set" / "t5.attn.onnx").exists()
     card = json.loads((tmp_path / "set" / "t5.card.json").read_text())
     assert card["family"] == "t5" and card["attention"] == "prefix" and "span corruption" in card["objective"]
     test = card["evaluation"]["test"]

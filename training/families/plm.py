@@ -15,4 +15,4 @@ FAMILY = Family(
     objective_text=lambda tc: "permutation language modelling (a random order per line; its last 15 % predicted, "
                               "two streams)", attention="permuted",
     export="training.plm:PLMExport", program_ref="training.export:plain_program", evaluate="training.plm:evaluate_plm",
-    eval_size={"n_windows": 1000}, live="training.plm:plm_fill")
+    eval_size={"n_windows": 1000}, live="training.plm:plm_fill", inspected=True)

@@ -15,4 +15,4 @@ FAMILY = Family(
     objective_text=lambda tc: "span corruption (15 % of the characters hidden in spans of 3 on average, "
                               "written back after sentinels)", attention="prefix",
     export="training.t5:T5Export", program_ref="training.export:plain_program", evaluate="training.t5:evaluate_t5",
-    eval_size={"n_windows": 1000}, live="training.t5:t5_fill")
+    eval_size={"n_windows": 1000}, live="training.t5:t5_fill", inspected=True)

@@ -72,7 +72,7 @@ def reference(tiny_runs_dir, family, ids):
 
     _, model, _, _ = load_checkpoint(tiny_runs_dir / family / "ckpt.pt")
     t = torch.tensor([ids])
-    _, ws = reference_weights(model, t, torch.zeros_like(t) if family == "bert" else None)
+    _, ws = reference_weights(model, t, *([torch.zeros_like(t)] if family == "bert" else []))
     return np.stack([w[0].numpy() for w in ws])
 
 
