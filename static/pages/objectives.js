@@ -12,6 +12,7 @@ import { urlState, isProjector } from "../lib/state.js";
 import { slides } from "../lib/slides.js";
 import { bars, table } from "../lib/charts.js";
 import { withTerms } from "../lib/glossary.js";
+import { drawMore } from "./objectives_more.js"; // part 1's T5 and PLM cards, drawn here from the sentence and seed
 
 const state = urlState({
   text: "To be, or not to be, that is the question: whether 'tis nobler in the mind to suffer",
@@ -49,6 +50,7 @@ function syncControls() {
   $("#o-draws").value = String(v.draws);
   $("#o-draws-out").textContent = String(v.draws);
   $("#o-ptext").value = v.ptext;
+  drawMore(v.text, v.seed);
   $("#o-scheme-note").textContent = v.scheme === "char"
     ? "Per character is how the shipped BERT was trained (training/data.py)."
     : "The shipped BERT was trained per character. Hiding " + SCHEME[v.scheme] + " also hides a character's neighbours, " +
