@@ -25,6 +25,7 @@ class Page:
 PAGES = (
     Page("/", "home", "Pretraining Playground", nav="Home", on_device=True),
     Page("/mask-fill", "mask_fill", "Mask fill", nav="Mask-Fill", on_device=True),
+    Page("/spans", "spans", "Fill the missing spans", nav="Spans", on_device=True),
     Page("/generate", "generate", "Generate", nav="Generation", on_device=True),
     Page("/nsp", "nsp", "Next-sentence prediction", nav="NSP Quiz", on_device=True),
     Page("/attention", "attention", "Attention", nav="The mask", on_device=True),

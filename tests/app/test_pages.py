@@ -28,7 +28,7 @@ def test_the_navigation_is_the_tables_in_its_order(client):
 
 
 def test_the_static_copy_runs_or_explains_every_page():
-    assert ON_DEVICE == ["/", "/mask-fill", "/generate", "/nsp", "/attention", "/compare", "/objectives"]  # issue 35: on the device too
+    assert ON_DEVICE == ["/", "/mask-fill", "/spans", "/generate", "/nsp", "/attention", "/compare", "/objectives"]  # issue 35: on the device too
     assert {p.path for p in PAGES} - set(ON_DEVICE) <= set(NEEDS)
 
 
