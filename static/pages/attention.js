@@ -75,13 +75,15 @@ function render() {
   const chars = [...v.text];
   const n = chars.length;
   const boxes = containers($("#a-grids"), (name) => "a-" + name + "-grid");
+  for (const id of ["#a-grids", "#aw-grids"]) $(id).classList.toggle("wide-text", n > 16); // two by two on a projector
   const seen = [];
   MASKED.forEach((name, k) => {
     const m = PIECES[name].mask;
     if (!n) { clear(boxes[k]); return; }
     const layout = masked(name, chars, v);
     const focus = layout.row(v.row);
-    grid(boxes[k], label(name) + " · " + m.kind + " (" + m.shape + ")", layout.seq, layout.allowed, focus, queryTitles(layout, chars));
+    grid(boxes[k], [label(name) + " · " + m.kind, el("span", { class: "shape", text: " (" + m.shape + ")" })], layout.seq,
+      layout.allowed, focus, queryTitles(layout, chars));
     let count = 0;
     for (let j = 0; j < layout.seq.length; j++) if (layout.allowed(focus, j)) count++;
     seen.push(label(name) + " " + count + " of its " + layout.seq.length);

@@ -7,7 +7,6 @@
    heatmap(container, title, tokens, w, allowed, focus, values)  weights, blocked cells hatched */
 import { el, clear } from "../lib/dom.js";
 import { visibleChar, charName, pct, num } from "../lib/text.js";
-import { isProjector } from "../lib/state.js";
 import { PIECES } from "../families/index.js";
 
 const SHORT = { "[CLS]": "[C]", "[SEP]": "[S]", "[PAD]": "[P]", "[MASK]": "?" };
@@ -30,8 +29,9 @@ export function longName(token) {
   return SHORT[token] ? token : charName(token);
 }
 
-/* On a projector nothing scrolls: a grid's cells shrink to fit its column (--cell, read by
-   static/projector.css), measured whenever the column changes size (a slide shown, a resize). */
+/* Four grids side by side: a grid's cells shrink to fit its column (--cell, read by static/lesson.css
+   and, on a projector where nothing scrolls, static/projector.css), measured whenever the column
+   changes size (a slide shown, a resize); below the smallest readable cell the column scrolls. */
 const fitted = new WeakMap(); // container -> its table's column count
 const sizer = typeof ResizeObserver === "undefined" ? null : new ResizeObserver((entries) => {
   for (const { target } of entries) cells(target);
@@ -39,11 +39,12 @@ const sizer = typeof ResizeObserver === "undefined" ? null : new ResizeObserver(
 
 function cells(container) {
   const cols = fitted.get(container);
-  if (cols && container.clientWidth) container.style.setProperty("--cell", Math.max(6, Math.floor(container.clientWidth / cols)) + "px");
+  if (!cols || !container.clientWidth) return;
+  container.style.setProperty("--cell", Math.max(6, Math.floor(container.clientWidth / cols)) + "px");
+  container.style.setProperty("--rows", String(cols)); // a grid is square: header row + one per token
 }
 
 function fit(container, cols) {
-  if (!isProjector()) return;
   if (!fitted.has(container) && sizer) sizer.observe(container);
   fitted.set(container, cols);
   cells(container);
@@ -69,7 +70,7 @@ export function grid(container, title, tokens, allowed, focus, titles) {
     return el("tr", { class: i === focus ? "focus-row" : null }, [rowHead(q, i, titles)].concat(row));
   });
   const table = el("table", { class: "mask-grid" }, [
-    el("caption", {}, [title, el("br"), el("span", { class: "axis-note", text: count + " of " + n * n + " cells allowed · rows look at columns" })]),
+    el("caption", {}, [].concat(title, el("br"), el("span", { class: "axis-note", text: count + " of " + n * n + " cells allowed · rows look at columns" }))),
     el("thead", {}, el("tr", {}, [el("th", { scope: "col" }, el("span", { class: "axis-note", text: "q\\k" }))]
       .concat(tokens.map((k, j) => el("th", { scope: "col", title: longName(k) + " at " + j, text: label(k) }))))),
     el("tbody", {}, body),
@@ -99,8 +100,9 @@ export function heatmap(container, title, tokens, w, allowed, focus, values, tit
       if (w[i][j] > 0.45) td.style.color = "#fff";
       return td;
     }))));
-  const table = el("table", { class: "heat" + (values ? " show-values" : ""), "aria-label": title }, [
-    el("caption", { text: title }),
+  const words = [].concat(title).map((t) => (typeof t === "string" ? t : t.textContent)).join("");
+  const table = el("table", { class: "heat" + (values ? " show-values" : ""), "aria-label": words }, [
+    el("caption", {}, [].concat(title)),
     el("thead", {}, el("tr", {}, [el("th", { scope: "col", text: "q\\k" })].concat(
       tokens.map((k, j) => el("th", { scope: "col", title: longName(k) + " at " + j, text: label(k) }))))),
     el("tbody", {}, rows),

@@ -57,7 +57,7 @@ export function weights(view) {
         return;
       }
       const layout = layouts[name] = masked(name, chars, v);
-      heatmap(node, label(name) + " · " + which(), d.tokens, d.weights, layout.allowed, layout.row(v.row), pick.vals,
+      heatmap(node, [label(name), el("span", { class: "which", text: " · " + which() })], d.tokens, d.weights, layout.allowed, layout.row(v.row), pick.vals,
         queryTitles(layout, chars));
     });
     $("#aw-status").textContent = "Live from the selected models, for the text above.";
