@@ -15,10 +15,15 @@
    lastWhere()      "server" or "device": where the last answer was computed (null before any)
    isStatic()       true in a static build (python -m app export-static): no server behind the page
    warmUp(family)   downloads the engine and `family`'s model ahead: at once in a static build
-                    (after asking, with the size, on a metered connection); on a server only when
-                    it says models_on_phones (--models-on-phones), a few seconds after the page
-                    opened; otherwise the device downloads only when it must step in.
-   metered()        true on a connection that counts bytes (save-data, mobile data)
+                    (after asking, with the size: see below); on a server only when it says
+                    models_on_phones (--models-on-phones), a few seconds after the page opened;
+                    otherwise the device downloads only when it must step in.
+   unmetered()      true only where the browser says the connection is Wi-Fi or wired and Data
+                    Saver is off. Anywhere else (no navigator.connection at all, as in Safari, so
+                    every iPhone, and Firefox; Data Saver; mobile data) a download over ASK_ABOVE
+                    waits for a tap on "Download", after the page said the size and the time at
+                    SLOW_SPEED; the tap is remembered for this site (localStorage), except under
+                    Data Saver, which asks every time.
    computeHere(run) run() on the device (no server asked), the badge saying so
    keepOnDevice(families)  downloads the engine and those models now, once per page: a class
                     session's phone when the teacher turns on "models on the phones" for it
@@ -209,29 +214,64 @@ function drawProgress(got, total) {
 
 onProgress(({ got, total }) => drawProgress(got, Math.max(total, planned)));
 
-/* A phone plan that counts bytes: the browser says "save data", or the phone is on mobile data. */
-export function metered() {
+/* Known not to count bytes: the browser says Wi-Fi or wired, and Data Saver is off. Desktop browsers
+   and Safari mostly say nothing, so they are asked (once per site). */
+export function unmetered() {
   const c = navigator.connection;
-  return !!c && (c.saveData === true || c.type === "cellular");
+  return !!c && c.saveData !== true && (c.type === "wifi" || c.type === "ethernet");
+}
+
+const ASK_ABOVE = 2e6; // bytes: a download bigger than this waits for the student's tap
+const SLOW_SPEED = 180e3; // bytes per second: a slow phone connection (the time the question states)
+const AGREED_KEY = "playground-downloads-agreed"; // this site's remembered tap
+
+function remembered() {
+  try {
+    return localStorage.getItem(AGREED_KEY) === "yes" && !(navigator.connection && navigator.connection.saveData === true);
+  } catch {
+    return false; // storage off (some private tabs): ask
+  }
+}
+
+function remember() {
+  try {
+    localStorage.setItem(AGREED_KEY, "yes");
+  } catch { /* not kept: asked again next time */ }
+}
+
+function duration(bytes) {
+  const s = Math.max(1, Math.round(bytes / SLOW_SPEED));
+  return s < 90 ? "about " + s + " s" : "about " + Math.round(s / 60) + " min";
+}
+
+function whyAsked() {
+  const c = navigator.connection;
+  if (c && c.saveData === true) return "Data Saver is on in this browser.";
+  if (c && c.type === "cellular") return "You seem to be on mobile data.";
+  return "Your browser does not say whether this connection counts your data.";
 }
 
 let pageFamily; // the model this page runs (warmUp's family; undefined: all of the set's)
 let agreement = null;
 
-/* Resolves once the device may download: at once, or on a metered connection once the student
-   agreed to the size this page said (every computation on this page waits for that one answer). */
+/* Resolves once the device may download: at once on a connection known not to count bytes, for a
+   small download, or where this site's tap is remembered; otherwise once the student tapped
+   "Download" under the size and time this page said (every computation on this page waits for that
+   one answer). */
 function agreed() {
   if (!agreement) {
     agreement = (async () => {
-      if (!metered()) return;
+      if (unmetered() || remembered()) return;
       const { bytes } = await plan(undefined, pageFamily);
-      if (bytes <= 0) return;
+      if (bytes <= ASK_ABOVE) return;
       const line = status();
       const go = el("button", { type: "button", class: "btn engine-download", text: "Download " + MB(bytes) });
       line.hidden = false;
       line.replaceChildren("To compute here, this page downloads " + MB(bytes) + " once (the engine and the model; " +
-        "your phone keeps them). You seem to be on mobile data. ", go);
+        "your browser keeps them): " + duration(bytes) + " at " + (SLOW_SPEED / 1e3) + " KB/s, a slow phone connection. " +
+        whyAsked() + " ", go);
       await new Promise((resolve) => go.addEventListener("click", resolve, { once: true }));
+      remember();
       line.replaceChildren("Starting the download…");
     })();
     agreement.catch(() => { agreement = null; });
@@ -239,8 +279,8 @@ function agreed() {
   return agreement;
 }
 
-/* The engine and `family`'s model, downloaded now: in a static build at once (on a metered
-   connection once the student agrees to the size), on a server only when the teacher chose models
+/* The engine and `family`'s model, downloaded now: in a static build at once (where the connection
+   may count bytes, once the student agrees to the size), on a server only when the teacher chose models
    on the phones (--models-on-phones): otherwise a phone downloads nothing while the server answers
    (the device steps in, downloading then, only when the server is busy or away). */
 async function prepare(family) {
@@ -254,7 +294,7 @@ async function prepare(family) {
 }
 
 /* run() on this device, for a page that has no server to ask (the static copy's NSP quiz): after
-   the metered-connection question, and the badge says so. */
+   the download question, and the badge says so. */
 export async function computeHere(run) {
   await agreed();
   const data = await run();

@@ -96,8 +96,24 @@ def browser():
 
     with sync_api.sync_playwright() as pw:
         b = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS)
+        opened = b.new_context
+
+        def new_context(*args, **kwargs):  # every context has agreed to downloads (see AGREED)
+            context = opened(*args, **kwargs)
+            context.add_init_script(AGREED)
+            return context
+
+        b.new_context = new_context
         yield b
         b.close()
+
+
+# Where the browser does not say that the connection is Wi-Fi (desktop Chromium never does), a page
+# asks before downloading models (static/lib/compute.js agreed()); the tests' browser has tapped
+# "Download" once, as a student does, except where a test takes that back (FORGET_AGREED) to test
+# the question itself.
+AGREED = "try { localStorage.setItem('playground-downloads-agreed', 'yes'); } catch (e) {}"
+FORGET_AGREED = "try { localStorage.removeItem('playground-downloads-agreed'); } catch (e) {}"
 
 
 @dataclass

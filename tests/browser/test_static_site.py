@@ -162,25 +162,58 @@ def test_a_page_change_does_not_start_the_download_again(browser, site):
 
 
 METERED = "Object.defineProperty(navigator, 'connection', {value: {saveData: false, type: 'cellular'}, configurable: true});"
+# Safari (every iPhone browser) and Firefox: no navigator.connection at all
+NO_CONNECTION = "Object.defineProperty(Navigator.prototype, 'connection', {get: () => undefined, configurable: true});"
+WIFI = "Object.defineProperty(navigator, 'connection', {value: {saveData: false, type: 'wifi'}, configurable: true});"
 
 
-def test_on_mobile_data_the_page_says_the_size_before_downloading(browser, make_page, site):
+@pytest.mark.parametrize("connection, why", [(METERED, "mobile data"), (NO_CONNECTION, "does not say whether")])
+def test_where_the_connection_may_count_data_the_page_asks_before_downloading(browser, make_page, site, connection, why):
+    """Issue 44 must 1: mobile data, and a browser with no navigator.connection at all (Safari, so every
+    iPhone, and Firefox): nothing over 2 MB moves before a tap; the question says the size and the
+    time at a slow phone speed; the tap is remembered for the site."""
+    from tests.browser.conftest import FORGET_AGREED
+
     with plain_server(site) as (base, log):
         context, page, rec = make_page(browser, base, 390, 844)
         try:
-            page.add_init_script(METERED)
+            page.add_init_script(FORGET_AGREED)
+            page.add_init_script(connection)
             page.goto(PREFIX + "generate/")
             page.wait_for_selector(".engine-status button")
             said = page.inner_text(".engine-status")
-            assert re.search(r"downloads \d+\.\d MB once", said) and "mobile data" in said, said
-            page.screenshot(path=str(SHOTS / "metered-generate-390.png"))
+            assert re.search(r"downloads \d+\.\d MB once", said) and why in said, said
+            assert re.search(r"about \d+ (s|min) at 180 KB/s", said), said
+            page.screenshot(path=str(SHOTS / f"ask-generate-390-{'metered' if connection == METERED else 'none'}.png"))
+            page.wait_for_timeout(1500)
             assert not [p for p in log if p.endswith(".gz")]  # nothing moves before the student agrees
+            assert page.evaluate("localStorage.getItem('playground-downloads-agreed')") is None
             page.click(".engine-status button")
             page.wait_for_selector("#g-dists .dist-panel:not([hidden])", timeout=LOAD_MS)
             assert [p for p in log if p.endswith(".wasm.gz")]
+            assert page.evaluate("localStorage.getItem('playground-downloads-agreed')") == "yes"  # remembered
             rec.assert_clean(page)
         finally:
             context.close()
+
+
+def test_a_remembered_tap_or_wifi_downloads_without_asking(browser, make_page, site):
+    for script in (WIFI, NO_CONNECTION):  # Wi-Fi: never asked; no connection info: the remembered tap
+        with plain_server(site) as (base, log):
+            context, page, rec = make_page(browser, base, 390, 844)
+            try:
+                if script == WIFI:
+                    from tests.browser.conftest import FORGET_AGREED
+
+                    page.add_init_script(FORGET_AGREED)
+                page.add_init_script(script)
+                page.goto(PREFIX + "generate/")
+                page.wait_for_selector("#g-dists .dist-panel:not([hidden])", timeout=LOAD_MS)
+                assert page.locator(".engine-status button").count() == 0
+                assert [p for p in log if p.endswith(".wasm.gz")]
+                rec.assert_clean(page)
+            finally:
+                context.close()
 
 
 def web_requests(rec) -> list[str]:
