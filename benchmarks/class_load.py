@@ -3,6 +3,7 @@
     python -m benchmarks.class_load                    # 200 students, its own server on a free port
     python -m benchmarks.class_load --students 5       # a quick look (the size the test runs)
     python -m benchmarks.class_load --workers 2        # two uvicorn workers on the one SQLite file
+    python -m benchmarks.class_load --students 30 --read-loop 16   # answers while one address loops reads
 
 The instructor starts a session; N students, each an httpx.AsyncClient of its own (its own cookie
 jar and connections), arrive spread over --join-ramp seconds, join with a nickname and open the
@@ -21,6 +22,18 @@ Then every answer must be counted exactly once, checked three ways: the SQLite f
 - follow: "follow me" -> each student's stream showed the item
 - counts: accepted, refused double-taps, errors, database, results endpoint; the CPU.
 
+--read-loop N (issue 43): for the whole answer phase (from just before "follow me" until every
+student's answering is over) one more client, not a student of the class and on an address no
+student has (READER, 127.0.0.2; the students are on 127.0.0.3, 127.0.0.4, ...; the teacher and the
+dashboards on 127.0.0.1), loops GET /api/sessions/{code} as fast as it can on N keep-alive
+connections, and with --stream-flood M first opens M event streams from that address and holds them.
+It runs in a process of its own (same niceness as the load), on the raw client of
+benchmarks/common.py, so that its CPU does not delay the students' event loop, where answer latency
+is timed. The report adds its reads answered 200 / refused 429 and their rate, the streams it got
+open / refused, and the answer p50/p99 above are then the ones with the loop running. The server's
+budgets (app/classes/readers.py): an address without a student's cookie reads 120 at once, then 30 a
+second, and holds at most 8 streams.
+
 The load runs in a niced subprocess (benchmarks/common.run_niced), so that on two cores its own
 CPU use does not show up as server latency."""
 from __future__ import annotations
@@ -32,16 +45,103 @@ import os
 import random
 import shutil
 import sqlite3
+import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
 from app.config import REPO
-from benchmarks.common import cpu, percentile, run_niced, server_pids, start_server, stop_server
+from benchmarks.common import RawConnection, cpu, percentile, run_niced, server_pids, start_server, stop_server
 
 TOKEN = "class-load-teacher-token"
 CHOICES = ("IsNext", "NotNext")
+READER = "127.0.0.2"  # the read loop's address: no student's (they start at 127.0.0.3), not the teacher's
+
+
+def student_address(k: int) -> str:
+    """Student k's own loopback address (limits on new nicknames are per address): 127.0.0.3, ..."""
+    n = k + 3
+    return f"127.0.{n >> 8 & 255}.{n & 255}"
+
+
+# --- the read loop (a process of its own, started by the load for the answer phase) ------------
+
+async def _read_loop(url: str, path: str, address: str, connections: int, streams: int) -> dict:
+    """From `address`: open `streams` event streams of `path` (one at a time, each held open), then
+    loop GET `path` on `connections` connections until this process's stdin closes. Prints "ready"
+    once the streams are settled and the connections open; returns the counts."""
+    held: list[RawConnection] = []
+    stream_codes: Counter = Counter()
+    first = time.monotonic()  # before this address's first request: its budget's whole span is inside
+    for _ in range(streams):
+        c = await RawConnection(url, address).open()
+        c.writer.write(f"GET {path}/events HTTP/1.1\r\nHost: {c.host}:{c.port}\r\n\r\n".encode())
+        line = await c.reader.readline()
+        status = int(line.split()[1]) if line else 0
+        stream_codes[status] += 1
+        if status == 200:
+            held.append(c)  # held open, never read: a few small events fit the socket buffers
+        else:
+            c.close()
+    conns = [await RawConnection(url, address).open() for _ in range(connections)]
+    codes: Counter = Counter()
+    stop = asyncio.Event()
+
+    async def loop(k: int) -> None:
+        while not stop.is_set():
+            try:
+                status, _, _ = await conns[k].request("GET", path)
+                codes[status] += 1
+            except (OSError, ValueError, asyncio.IncompleteReadError):
+                codes[0] += 1  # the server closed it: open another
+                conns[k].close()
+                conns[k] = await RawConnection(url, address).open()
+
+    sys.stdout.write("ready\n")
+    sys.stdout.flush()
+    t0 = time.monotonic()
+    loops = [asyncio.create_task(loop(k)) for k in range(connections)]
+    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)  # until the load closes it
+    stop.set()
+    wall = time.monotonic() - t0
+    await asyncio.wait(loops, timeout=10)
+    span = time.monotonic() - first
+    for c in (*conns, *held):
+        c.close()
+    return {"address": address, "connections": connections, "loop_s": wall, "span_s": span, "ok": codes[200],
+            "refused": codes[429], "other": {str(k): v for k, v in codes.items() if k not in (200, 429)},
+            "streams": streams, "streams_open": stream_codes[200], "streams_refused": stream_codes[429],
+            "streams_other": sum(v for k, v in stream_codes.items() if k not in (200, 429))}
+
+
+def read_loop_main() -> None:
+    """The read loop's process: its arguments as one JSON line on stdin, its counts as the last line."""
+    args = json.loads(sys.stdin.readline())
+    sys.stdout.write(json.dumps(asyncio.run(_read_loop(*args))) + "\n")
+
+
+async def start_read_loop(url: str, path: str, connections: int, streams: int):
+    """The read loop's process, once it is ready (its streams settled, its connections open)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", "from benchmarks.class_load import read_loop_main; read_loop_main()",
+        cwd=str(REPO), env=env, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
+    proc.stdin.write((json.dumps([url, path, READER, connections, streams]) + "\n").encode())
+    await proc.stdin.drain()
+    line = await asyncio.wait_for(proc.stdout.readline(), 60)
+    if line.strip() != b"ready":
+        proc.kill()
+        raise RuntimeError(f"the read loop did not start: {line!r}")
+    return proc
+
+
+async def stop_read_loop(proc) -> dict:
+    proc.stdin.close()
+    out, _ = await asyncio.wait_for(proc.communicate(), 60)
+    if proc.returncode != 0:
+        raise RuntimeError(f"the read loop failed (exit code {proc.returncode})")
+    return json.loads(out.decode().strip().rsplit("\n", 1)[-1])
 
 
 # --- the load (runs in the niced subprocess) ----------------------------------------------------
@@ -61,7 +161,7 @@ async def sse(client, path: str, on_event, headers: dict | None = None) -> None:
 
 
 async def _simulate(url: str, token: str, students: int, join_ramp: float, think: float, double_share: float,
-                    dashboards: int, seed: int) -> dict:
+                    dashboards: int, seed: int, read_loop: int = 0, stream_flood: int = 0) -> dict:
     import ssl
 
     import httpx
@@ -106,8 +206,7 @@ async def _simulate(url: str, token: str, students: int, join_ramp: float, think
         await asyncio.sleep(arrivals[k])
         choice, pause, double = plans[k]
         # each student's phone has its own address (limits on new nicknames are per address): 127.0.x.y
-        own = httpx.AsyncHTTPTransport(local_address=f"127.0.{(k + 3) >> 8 & 255}.{(k + 3) & 255}", limits=limits,
-                                       verify=tls)
+        own = httpx.AsyncHTTPTransport(local_address=student_address(k), limits=limits, verify=tls)
         async with httpx.AsyncClient(base_url=url, timeout=60, transport=own) as c:
             t0 = time.monotonic()
             try:
@@ -164,6 +263,8 @@ async def _simulate(url: str, token: str, students: int, join_ramp: float, think
 
     crowd = [asyncio.create_task(student(k)) for k in range(students)]
     await asyncio.wait_for(joined_all.wait(), join_ramp + 120)
+    looping = await start_read_loop(url, sessions, read_loop, stream_flood) if read_loop or stream_flood else None
+    loop_started = time.monotonic()
     pace["t"] = time.monotonic()
     r = await teacher.put(sessions + "/state", json={"page": "nsp"})
     r.raise_for_status()
@@ -175,6 +276,8 @@ async def _simulate(url: str, token: str, students: int, join_ramp: float, think
         await asyncio.sleep(0.05)
     while len(done) < ok_joined and time.monotonic() < deadline:
         await asyncio.sleep(0.02)
+    loop_stopped = time.monotonic()
+    loop = await stop_read_loop(looping) if looping else None
     accepted = len(chosen)
     last_answer = max((end for _, end, s in answers if s == 201), default=pace["t"])
     # the dashboards' final count: wait up to 30 s for both to show it
@@ -194,6 +297,8 @@ async def _simulate(url: str, token: str, students: int, join_ramp: float, think
         await c.aclose()
     item = next((it for it in pooled["items"] if it["activity"] == "nsp" and it["item"] == pace["item"]), None)
     lat = [(end - start) * 1000 for start, end, s in answers if s in (201, 409)]
+    if loop is not None:  # every answer POST began and ended while the loop ran
+        loop["covered_answers"] = all(loop_started <= s and e <= loop_stopped for s, e, _ in answers)
     return {
         "code": code, "item": pace["item"], "students": students,
         "joined": ok_joined, "join_s": max(e for _, e, _ in joins) - min(s for s, _, _ in joins),
@@ -207,6 +312,7 @@ async def _simulate(url: str, token: str, students: int, join_ramp: float, think
         "followed": len(follow_s),
         "dashboards_final_s": [None if t is None else t - last_answer for t in final_seen],
         "results_counts": item.get("counts") if item else None,
+        "read_loop": loop, "student_addresses": [student_address(0), student_address(max(0, students - 1))],
     }
 
 
@@ -248,13 +354,14 @@ def cpu_seconds(root: int) -> float:
 
 
 def run(students: int = 200, join_ramp: float = 5.0, think: float = 3.0, double_share: float = 0.1,
-        dashboards: int = 2, workers: int = 1, seed: int = 0, nice: bool = True) -> dict:
+        dashboards: int = 2, workers: int = 1, seed: int = 0, nice: bool = True, read_loop: int = 0,
+        stream_flood: int = 0, port: int | None = None) -> dict:
     data_dir = Path(tempfile.mkdtemp(prefix="playground-class-load-"))
     args = ["--data-dir", str(data_dir), "--instructor-token", TOKEN, "--workers", str(workers)]
-    proc, url = start_server(REPO / "models", args, log=data_dir / "server.log")
+    proc, url = start_server(REPO / "models", args, log=data_dir / "server.log", port=port)
     try:
         used, t0 = cpu_seconds(proc.pid), time.monotonic()
-        load = (url, TOKEN, students, join_ramp, think, double_share, dashboards, seed)
+        load = (url, TOKEN, students, join_ramp, think, double_share, dashboards, seed, read_loop, stream_flood)
         r = run_niced(simulate, *load) if nice else simulate(*load)
         r["server_cpu_s"], r["wall_s"] = cpu_seconds(proc.pid) - used, time.monotonic() - t0
         r["database"] = database_counts(data_dir, r["code"], r["item"])
@@ -290,6 +397,20 @@ def report(r: dict) -> str:
         f"  server CPU time: {r['server_cpu_s']:.1f} s over the {r['wall_s']:.1f} s run",
         f"  cpu: {r['cpu']}",
     ]
+    loop = r.get("read_loop")
+    if loop:
+        first, last = r["student_addresses"]
+        lines.insert(3, f"  read loop from {loop['address']} (no student: they are on {first}..{last}), "
+                        f"{loop['connections']} connections, GET /api/sessions/CODE for {loop['loop_s']:.2f} s "
+                        f"{'around every answer' if loop['covered_answers'] else 'NOT around every answer'}: "
+                        f"{loop['ok']} answered 200, {loop['refused']} refused 429, "
+                        f"{sum(loop['other'].values())} other ({loop['ok'] / loop['loop_s']:.0f} answered/s, "
+                        f"{(loop['ok'] + loop['refused']) / loop['loop_s']:.0f} reads/s); answer latency above "
+                        "is with it running")
+        if loop["streams"]:
+            lines.insert(4, f"  stream flood from {loop['address']}: {loop['streams']} event streams asked, "
+                            f"{loop['streams_open']} held open, {loop['streams_refused']} refused 429, "
+                            f"{loop['streams_other']} other")
     lines += [f"  error: {e}" for e in r["errors"]]
     return "\n".join(lines)
 
@@ -305,9 +426,15 @@ def main(argv=None) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-nice", action="store_true", help="run the load at the server's priority, in this process "
                    "(on a machine busy with other work a niced load generator is starved and measures itself)")
+    p.add_argument("--read-loop", type=int, default=0, metavar="N", help="during the answer phase one more "
+                   f"address ({READER}, no student) loops GET /api/sessions/CODE on N connections (issue 43)")
+    p.add_argument("--stream-flood", type=int, default=0, metavar="M", help=f"and first opens M event streams "
+                   f"from {READER}, held for the answer phase")
+    p.add_argument("--port", type=int, default=0, help="the server's port (default: a free one)")
     p.add_argument("--json", action="store_true", help="also print the raw figures as one JSON line")
     a = p.parse_args(argv)
-    r = run(a.students, a.join_ramp, a.think, a.double_share, a.dashboards, a.workers, a.seed, not a.no_nice)
+    r = run(a.students, a.join_ramp, a.think, a.double_share, a.dashboards, a.workers, a.seed, not a.no_nice,
+            a.read_loop, a.stream_flood, a.port or None)
     print(report(r), flush=True)
     if a.json:
         print(json.dumps(r))

@@ -29,10 +29,10 @@ def free_port() -> int:
 
 
 def start_server(models_dir: Path, args: list[str] = (), log: Path | None = None,
-                 wait_s: float = 60.0) -> tuple[subprocess.Popen, str]:
-    """`python -m app` on a free 127.0.0.1 port (extra CLI `args`); returns (process, base URL)
-    once /api/health answers 200."""
-    port = free_port()
+                 wait_s: float = 60.0, port: int | None = None) -> tuple[subprocess.Popen, str]:
+    """`python -m app` on a free 127.0.0.1 port, or `port` when given (extra CLI `args`); returns
+    (process, base URL) once /api/health answers 200."""
+    port = port or free_port()
     cmd = [sys.executable, "-m", "app", "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning",
            "--models-dir", str(models_dir), *args]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
@@ -130,11 +130,12 @@ def host_port(url: str) -> tuple[str, int]:
 class RawConnection:
     """One keep-alive HTTP/1.1 connection on asyncio streams."""
 
-    def __init__(self, url: str):
+    def __init__(self, url: str, local_address: str | None = None):
         self.host, self.port = host_port(url)
+        self.local = (local_address, 0) if local_address else None  # the client's own loopback address
 
     async def open(self) -> "RawConnection":
-        self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+        self.reader, self.writer = await asyncio.open_connection(self.host, self.port, local_addr=self.local)
         return self
 
     async def request(self, method: str, path: str, body: bytes = b"") -> tuple[int, float, bytes]:

@@ -43,3 +43,32 @@ def test_the_class_load_benchmark_prints_every_figure_and_counts_each_answer_onc
     assert int(refused) >= 1  # seed 3 makes some students double-tap; each second tap is refused
     assert {k: sent.get(k, 0) for k in ("IsNext", "NotNext")} == {k: database.get(k, 0) for k in ("IsNext", "NotNext")}
     assert results == {k: sent.get(k, 0) for k in ("IsNext", "NotNext")}
+
+
+@pytest.mark.slow
+def test_one_address_looping_reads_is_refused_past_its_budget_and_every_answer_still_counts_once():
+    """--read-loop (issue 43): 127.0.0.2, no student, loops GET /api/sessions/CODE on 4 connections and
+    first asks for 10 event streams, through the whole answer phase. Its address budget (120 at
+    once, then 30 a second; 8 streams) is what it gets; the class's answers are each counted once."""
+    from app.classes.readers import ADDRESS_BURST, ADDRESS_EVERY_S, STREAMS_PER_ADDRESS
+
+    done = subprocess.run([sys.executable, "-m", "benchmarks.class_load", "--students", "5", "--join-ramp", "0.5",
+                           "--think", "0.5", "--double-share", "0.5", "--seed", "3", "--read-loop", "4",
+                           "--stream-flood", "10", "--port", "8762", "--json"],
+                          cwd=REPO, capture_output=True, text=True, timeout=300)
+    out = done.stdout
+    assert done.returncode == 0, (out, done.stderr)
+    assert re.search(rf"read loop from 127\.0\.0\.2 \(no student: they are on 127\.0\.0\.3\.\.127\.0\.0\.7\), "
+                     rf"4 connections, GET /api/sessions/CODE for {F} s around every answer: \d+ answered 200, "
+                     rf"\d+ refused 429, 0 other", out), out
+    assert "stream flood from 127.0.0.2: 10 event streams asked, 8 held open, 2 refused 429, 0 other" in out, out
+    assert "every answer counted exactly once: yes" in out
+    r = json.loads(out.strip().rsplit("\n", 1)[-1])
+    loop = r["read_loop"]
+    assert loop["covered_answers"] and loop["other"] == {}
+    assert loop["ok"] >= 1 and loop["refused"] >= 1  # answered from its budget, then refused
+    # never more than the budget: every request it made (streams included) fell inside span_s
+    assert loop["ok"] + loop["streams"] <= ADDRESS_BURST + loop["span_s"] / ADDRESS_EVERY_S + 1
+    assert loop["streams_open"] == STREAMS_PER_ADDRESS and loop["streams_refused"] == 10 - STREAMS_PER_ADDRESS
+    assert r["accepted"] == r["joined"] == 5 == r["database"]["rows"] == r["database"]["students"]
+    assert r["error_count"] == 0 and r["posts"] == r["accepted"] + r["refused_409"]
