@@ -4,7 +4,9 @@
   response: the pages need nothing else, and on JSON it costs nothing.
 - X-Content-Type-Options: nosniff, so no response is ever sniffed into HTML or script.
 - Referrer-Policy: no-referrer (shared lesson links can carry the students' text in the query).
-- Cross-Origin-Resource-Policy / Cross-Origin-Opener-Policy: same-origin.
+- Cross-Origin-Resource-Policy / Cross-Origin-Opener-Policy: same-origin. The opener policy only where
+  the browser honours it (https, or a localhost address): on a plain-http LAN address (a teacher's
+  laptop, http://192.168.1.20:8000) Chromium ignores it and logs an error on every page.
 
 No CORS headers are sent: the applets are served from the same origin as the API, so other sites'
 scripts must not read the API's answers.
@@ -50,6 +52,8 @@ class SecurityHeaders:
             await self.app(scope, receive, send)
             return
         raw, names = self._raw, self._names
+        if not trustworthy(scope):
+            raw = [h for h in raw if h[0] != b"cross-origin-opener-policy"]
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -58,3 +62,23 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]", "::1")
+
+
+def trustworthy(scope: Scope) -> bool:
+    """Whether the browser treats this request's origin as potentially trustworthy (a secure
+    context): https, or a localhost host (including *.localhost and all of 127.0.0.0/8)."""
+    if scope.get("scheme") in ("https", "wss"):
+        return True
+    host = ""
+    for name, value in scope.get("headers", ()):
+        if name == b"host":
+            host = value.decode("latin-1").strip().lower()
+            break
+    if host.startswith("["):
+        host = host[:host.find("]") + 1] if "]" in host else host
+    else:
+        host = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+    return host in LOCAL_HOSTS or host.endswith(".localhost") or host.startswith("127.")

@@ -30,6 +30,7 @@
    While the device downloads, a line at the top of the page says how far ("3.1 MB of 10.5 MB"). */
 import { ApiError, errorOf, models } from "./api.js";
 import { plan, ready, onProgress } from "./engine.js";
+import { keeps, stats } from "./downloads.js";
 import { report, showError } from "./errors.js";
 import { modelId } from "./state.js";
 import { parseEvents } from "./stream.js";
@@ -208,8 +209,11 @@ let planned = 0; // bytes this page said it would download (the files start one 
 function drawProgress(got, total) {
   const line = status();
   line.hidden = false;
-  line.replaceChildren(got >= total ? "The models are on your device now (kept for your next visit)."
-    : "Downloading the models to your device: " + MB(got) + " of " + MB(total) + ".");
+  line.classList.toggle("is-active", got < total); // in view while it moves (static/device.css)
+  line.replaceChildren(got < total ? "Downloading the models to your device: " + MB(got) + " of " + MB(total) + "."
+    : stats.unkept > 0 || !keeps() ? "The models are on your device for this visit only: this browser keeps nothing " +
+      "from this address (a plain http:// address, or a private tab), so the next visit downloads them again."
+      : "The models are on your device now (kept for your next visit).");
 }
 
 onProgress(({ got, total }) => drawProgress(got, Math.max(total, planned)));
@@ -267,8 +271,10 @@ function agreed() {
       const line = status();
       const go = el("button", { type: "button", class: "btn engine-download", text: "Download " + MB(bytes) });
       line.hidden = false;
-      line.replaceChildren("To compute here, this page downloads " + MB(bytes) + " once (the engine and the model; " +
-        "your browser keeps them): " + duration(bytes) + " at " + (SLOW_SPEED / 1e3) + " KB/s, a slow phone connection. " +
+      line.classList.add("is-active"); // the question in view, wherever the student is (static/device.css)
+      line.replaceChildren("To compute here, this page downloads " + MB(bytes) + (keeps()
+        ? " once (the engine and the model; your browser keeps them): "
+        : " (the engine and the model; this browser cannot keep them from this address, so every visit downloads them again): ") + duration(bytes) + " at " + (SLOW_SPEED / 1e3) + " KB/s, a slow phone connection. " +
         whyAsked() + " ", go);
       await new Promise((resolve) => go.addEventListener("click", resolve, { once: true }));
       remember();

@@ -10,11 +10,18 @@
    prefetch(url, total)  starts get() now; the next get() of that url takes its result
    missing(files)    of [{url, bytes}], the bytes not kept yet: what a download would move
    onProgress(fn)    fn({got, total, files}) as bytes arrive (every file this page asked for)
-   stats             {downloaded, cached}: bytes moved by this page and bytes read from the cache */
+   stats             {downloaded, cached, unkept}: bytes moved by this page, bytes read from the
+                     cache, and bytes moved that could not be kept (no Cache API: a plain-http
+                     address on a LAN, some private tabs), so the next visit downloads them again
+   keeps()           whether this browser can keep the files here at all (a secure context with the Cache API) */
 export const CACHE = "playground-engine-v1";
 export const CHANNEL = "playground-downloads";
 const STALL_MS = 30000; // no word from the worker for this long: download here instead
-export const stats = { downloaded: 0, cached: 0 };
+export const stats = { downloaded: 0, cached: 0, unkept: 0 };
+
+export function keeps() {
+  return typeof caches !== "undefined" && window.isSecureContext;
+}
 const progress = new Map(); // url -> {got, total}
 const listeners = new Set();
 
@@ -64,7 +71,9 @@ async function direct(url, total, cache) {
   const response = await fetch(url);
   if (!response.ok) throw new Error("could not download " + url + " (HTTP " + response.status + ")");
   const data = await readAll(response, url, total);
-  if (cache) await cache.put(url, new Response(data.slice(0), { headers: { "Content-Type": "application/octet-stream" } })).catch(() => {});
+  const stored = cache ? await cache.put(url, new Response(data.slice(0), { headers: { "Content-Type": "application/octet-stream" } }))
+    .then(() => true, () => false) : false;
+  if (!stored) stats.unkept += data.byteLength; // the next visit downloads it again
   return data;
 }
 

@@ -159,3 +159,16 @@ def test_scripts_set_no_inline_handlers_or_style_attributes(path: Path):
     code = strip_js_comments(path.read_text(encoding="utf-8"))
     assert not re.search(r"setAttribute\(\s*['\"](on\w+|style)['\"]", code)
     assert "javascript:" not in code.lower()
+
+
+@pytest.mark.parametrize("base, sent", [("http://localhost", True), ("http://127.0.0.1:8000", True), ("https://school.example", True),
+                                        ("http://192.168.1.20:8000", False), ("http://teacher-laptop.lan", False)])
+def test_the_opener_policy_only_where_the_browser_honours_it(tiny_models_dir, tmp_path, base, sent):
+    """Issue 44 must 4: on a plain-http LAN address Chromium ignores Cross-Origin-Opener-Policy and logs
+    a console error on every page; https and localhost keep it. The other headers stay everywhere."""
+    settings = Settings(models_dir=tiny_models_dir, data_dir=tmp_path, allowed_hosts=["*"])
+    with TestClient(create_app(settings), base_url=base) as c:
+        r = c.get("/generate")
+    assert r.status_code == 200
+    assert ("cross-origin-opener-policy" in r.headers) is sent
+    assert r.headers["content-security-policy"] == CSP and r.headers["cross-origin-resource-policy"] == "same-origin"

@@ -187,6 +187,9 @@ def test_where_the_connection_may_count_data_the_page_asks_before_downloading(br
             page.screenshot(path=str(SHOTS / f"ask-generate-390-{'metered' if connection == METERED else 'none'}.png"))
             page.wait_for_timeout(1500)
             assert not [p for p in log if p.endswith(".gz")]  # nothing moves before the student agrees
+            page.evaluate("window.scrollTo(0, document.body.scrollHeight)")  # the question stays in view
+            assert page.evaluate("""() => { const r = document.querySelector('.engine-status button').getBoundingClientRect();
+                return r.top >= 0 && r.bottom <= innerHeight; }""")
             assert page.evaluate("localStorage.getItem('playground-downloads-agreed')") is None
             page.click(".engine-status button")
             page.wait_for_selector("#g-dists .dist-panel:not([hidden])", timeout=LOAD_MS)
