@@ -25,7 +25,7 @@ from .addresses import STUDENTS_FLAG, base_urls, student_url
 from .codes import cookie_name, display_code, normalize_code
 from ..schemas.classes import (AnswerRequest, CreateSession, Created, JoinRequest, NewItem, Participant, Results,
                       SessionState, StateChange)
-from .readers import Slot, readers
+from .readers import Slot, readers, spend_read
 from .store import Classes
 
 router = APIRouter(tags=["class sessions"])
@@ -135,7 +135,7 @@ async def get_state(code: CodePath, request: Request, c: ClassesDep, registry: d
     browser's participant; nicknames only for the instructor or with the leaderboard on."""
     teacher = await is_instructor(request)
     if not teacher:  # a student's own budget, or its address's (app/classes/readers.py)
-        await to_thread.run_sync(readers(request).read, request, normalize_code(code), c.db)
+        await spend_read(request, normalize_code(code), c.db)
     return await to_thread.run_sync(views.state, c.db, registry, code, secret(request, code), teacher)
 
 
@@ -177,7 +177,7 @@ async def results(code: CodePath, request: Request, c: ClassesDep, registry: dep
     """Pooled counts per item (anonymous). Before the teacher reveals an item only the instructor sees it."""
     teacher = await is_instructor(request)
     if not teacher:
-        await to_thread.run_sync(readers(request).read, request, normalize_code(code), c.db)
+        await spend_read(request, normalize_code(code), c.db)
     return await to_thread.run_sync(views.results, c.db, registry, code, teacher)
 
 

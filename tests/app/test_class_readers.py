@@ -5,11 +5,13 @@ refused past its own budget, while the students on that same address, each with 
 the teacher are served."""
 from __future__ import annotations
 
+import time
 from contextlib import ExitStack
 
 import pytest
 
-from app.classes.readers import ADDRESS_BURST, READ_BURST, STREAMS_PER_ADDRESS, STREAMS_PER_STUDENT
+from app.classes.readers import (ADDRESS_BURST, ADDRESS_EVERY_S, READ_BURST, REFUSAL_PAUSE_S, STREAMS_PER_ADDRESS,
+                                 STREAMS_PER_STUDENT)
 from tests.app.class_kit import browser, join, start
 from tests.app.test_class_door import AUTH, TOKEN, app, teacher  # noqa: F401 (the fixtures: the app, its teacher)
 
@@ -20,8 +22,13 @@ def test_a_read_loop_on_the_class_address_spends_its_own_budget_only(app, teache
     code = start(teacher)
     students = [join(app, code, f"S{k}", NAT)[0] for k in range(3)]
     looper = browser(app, NAT)
+    t0 = time.monotonic()
     statuses = [looper.get(f"/api/sessions/{code}").status_code for _ in range(ADDRESS_BURST + 80)]
-    assert statuses[:ADDRESS_BURST] == [200] * ADDRESS_BURST and statuses[-1] == 429  # the budget refills meanwhile
+    elapsed = time.monotonic() - t0
+    assert statuses[:ADDRESS_BURST] == [200] * ADDRESS_BURST and 429 in statuses[ADDRESS_BURST:]
+    # past the burst only what refilled meanwhile (30 a second), and every refusal came after its pause
+    assert statuses.count(200) <= ADDRESS_BURST + elapsed / ADDRESS_EVERY_S + 1
+    assert elapsed >= statuses.count(429) * REFUSAL_PAUSE_S
     r = next(r for r in (looper.get(f"/api/sessions/{code}/results") for _ in range(60)) if r.status_code == 429)
     assert r.json()["parameter"] == "code" and int(r.headers["Retry-After"]) >= 1  # the results share the budget
     for s in students:  # the class behind the same address: each its own budget
