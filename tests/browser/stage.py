@@ -63,3 +63,41 @@ def phone_page(browser, base: str):
     page.on("pageerror", lambda e: rec.page_errors.append(str(e)))
     page.on("request", lambda r: rec.requests.append(r.url))
     return context, page, rec
+
+
+def cut_sideways(page, *selectors: str) -> list[dict]:
+    """What a projector cuts off on the right (issue 43 must 5: a height check passed while BERT's [PAD]
+    columns were hidden): each selector shown, its box inside the screen across and inside every
+    ancestor that clips sideways, wider than none of them (scrollWidth - clientWidth <= 1 for the key
+    element and each such container: nothing hidden behind a scrollbar or an edge), and no scroll box
+    on the screen hides anything sideways. [] when nothing is cut."""
+    return page.evaluate("""(sels) => {
+      const W = innerWidth, out = [], seen = new Set();
+      const shown = (n) => n.getClientRects().length > 0 && getComputedStyle(n).visibility !== 'hidden';
+      const name = (n) => n.tagName.toLowerCase() + (n.id ? '#' + n.id : '') + [...n.classList].map((c) => '.' + c).join('');
+      const wider = (n, why) => {
+        if (seen.has(n)) return;
+        seen.add(n);
+        const over = n.scrollWidth - n.clientWidth;
+        if (n.clientWidth > 0 && over > 1) out.push({what: name(n), why, over});
+      };
+      for (const s of sels) {
+        const n = document.querySelector(s);
+        if (!n || !shown(n)) { out.push({what: s, why: 'not shown'}); continue; }
+        const r = n.getBoundingClientRect();
+        if (r.left < -1 || r.right > W + 1) out.push({what: s, why: 'past the screen', left: r.left, right: r.right, screen: W});
+        if (getComputedStyle(n).display !== 'inline') wider(n, 'its content is wider than ' + s);
+        for (let a = n.parentElement; a && a !== document.body; a = a.parentElement) {
+          if (getComputedStyle(a).overflowX === 'visible') continue;
+          const ar = a.getBoundingClientRect();
+          if (r.left < ar.left - 1 || r.right > ar.right + 1)
+            out.push({what: s, why: 'cut by ' + name(a), right: r.right, edge: ar.right});
+          wider(a, 'the scroll box of ' + s);
+        }
+      }
+      for (const n of document.body.querySelectorAll('*')) {
+        const x = getComputedStyle(n).overflowX;
+        if ((x === 'auto' || x === 'scroll') && shown(n)) wider(n, 'a scroll box on the screen');
+      }
+      return out;
+    }""", list(selectors))

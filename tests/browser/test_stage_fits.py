@@ -1,12 +1,17 @@
 """Every screen of a lesson fits (issue 34), in real Chromium on the shipped models:
-- the projector shows every reveal of every activity at 1280x720 and at 1024x768 with nothing to scroll
-  (all three NSP items, Be the BERT with 1 to 6 hidden characters, every concept question, Label
-  together), and the leaderboard as a screen of its own with a heading;
+- the projector shows every screen of a class at 1280x720 and at 1024x768 with nothing to scroll: the
+  lobby, every reveal of every activity (all three NSP items, Be the BERT with 1 to 6 hidden
+  characters, every concept question, Label together), the leaderboard as a screen of its own with a
+  heading, the join screen over an item (J) and the end;
 - on a revealed bar chart every bar's track is the same length, however long its row's note;
 - the teacher's page is one 1280x720 screen whose roster shows thirty nicknames;
 - a phone's join page keeps the Join button on its first screen after an error;
-- every applet with ?projector=1 at 1280x720 shows its key result with nothing to scroll, each part
-  of a page shown one at a time (← / →) included.
+- every applet with ?projector=1 at 1280x720 and at 1024x768 shows its key result with nothing to
+  scroll, each part of a page shown one at a time (← / →) included;
+- and nothing on any of these screens is cut off on the right (issue 43 must 5: a height check passed
+  while the mask page hid BERT's [PAD] columns): the page's scrollWidth, each key element's box inside
+  the screen and inside every container that clips it, and no key element or scroll box wider than
+  its box (tests/browser/stage.py cut_sideways).
 Screenshots go to tests/browser/screenshots/stage/ (STAGE_SHOTS=/dir puts them elsewhere)."""
 from __future__ import annotations
 
@@ -18,7 +23,7 @@ import httpx
 import pytest
 
 from tests.browser.conftest import new_page
-from tests.browser.stage import box, inside, overflow, phone_page, programmer_words
+from tests.browser.stage import box, cut_sideways, inside, overflow, phone_page, programmer_words
 
 pytestmark = pytest.mark.browser
 TOKEN = "stage-teacher-token"
@@ -55,6 +60,10 @@ def fits(page, name: str, shots: Path, *selectors: str) -> None:
     assert overflow(page) == {"down": 0, "sideways": 0}, f"{name} scrolls: {overflow(page)}"
     for s in selectors:
         assert inside(page, s), f"{name}: {s} is not inside the screen: {box(page, s)}"
+    cut = cut_sideways(page, *selectors)
+    if cut:
+        page.screenshot(path=str(shots / f"failed-{name}-cut.png"))
+    assert not cut, f"{name} cuts off on the right: {cut}"
     assert not programmer_words(page), f"{name} shows {programmer_words(page)}"
 
 
@@ -123,8 +132,11 @@ def test_every_reveal_of_every_activity_fits_the_projector_at_both_sizes(browser
     lesson = Lesson(room)
     context, pr, rec = logged_in(browser, room)
     try:
-        items = lesson.items("nsp")
+        # the lobby: the code, the QR code and the count, large
         pr.goto(f"/class?code={lesson.code}&projector=1")
+        pr.wait_for_function("() => { const q = document.querySelector('#c-qr img.qr'); return q && q.complete; }")
+        both_sizes(pr, "lobby", shots, "#c-code", "#c-qr img.qr", ".c-counts", "#c-url")
+        items = lesson.items("nsp")
 
         for n, item in enumerate(items["nsp"], 1):
             lesson.put(page="nsp", item=item)
@@ -172,6 +184,14 @@ def test_every_reveal_of_every_activity_fits_the_projector_at_both_sizes(browser
         assert pr.locator("#c-leaders li").count() >= 10
         assert not pr.is_visible("#c-results") and "Leaderboard" in pr.text_content("#c-board-h")
         lesson.put(leaderboard=False)
+
+        # J: the join screen over an item, then the end: the class's score against BERT and the top of the class
+        lesson.put(join_screen=True)
+        pr.wait_for_selector("#c-qr img.qr", state="visible")
+        both_sizes(pr, "join-screen", shots, "#c-code", "#c-qr img.qr", ".c-counts")
+        lesson.put(join_screen=False, ended=True)
+        pr.wait_for_selector(".c-end-top li")
+        both_sizes(pr, "end", shots, "#c-item-h", ".c-end-score", ".c-end-top")
         rec.assert_clean(pr)
     finally:
         context.close()
@@ -217,13 +237,19 @@ def test_a_phone_keeps_the_join_button_in_view_after_an_error(browser, room, sho
         context.close()
 
 
-# each applet's key result; a page in parts lists one selector per part (→ moves to the next)
+# each applet's key result; a page in parts lists one selector per part (→ moves to the next). A path
+# with a query is the same page in a harder case (the mask page's widest grids: 24 characters, 4 [PAD]).
+FOUR = ("gpt", "bert", "t5", "plm")
+ATTENTION = [["#a-text", *(f"#a-{f}-grid" for f in FOUR), *(f"#a-{f}-grid table" for f in FOUR)],
+             ["#aw-layer", *(f"#aw-{f}" for f in FOUR), *(f"#aw-{f} table" for f in FOUR)]]
 APPLETS = {
     "/generate": [["#g-step", "#g-text", "#g-dists .dist-panel[data-dist='raw'] .bars",
                    "#g-dists .dist-panel[data-dist='tempered'] .bars", "#g-dists .dist-panel[data-dist='final'] .bars"]],
     "/mask-fill": [["#mf-chars", "#mf-results .bars"]],
+    "/spans": [["#sp-chars", "#sp-results .sp-line", "#sp-results .span-card"]],
     "/nsp": [["#n-seq", "#n-isnext", "#n-notnext"]],
-    "/attention": [["#a-text", "#a-gpt-grid table", "#a-bert-grid table"], ["#aw-layer", "#aw-gpt table", "#aw-bert table"]],
+    "/attention": ATTENTION,
+    "/attention?text=To%20be%2C%20or%20not%20to%20be%2C%20that%20is&pad=4": ATTENTION,
     "/compare": [["#c-strip", "#c-verdict"]],
     "/objectives": [["#o-gpt-toks", "#o-bert-toks", "#o-summary"], ["#o-rtd-h", "#o-rtd"], ["#o-rec-h", "#o-run"],
                     ["#o-perm-h", "#o-perm"], ["#o-nsp-h"], ["#o-cmp-h", "#o-cards"]],
@@ -233,19 +259,42 @@ APPLETS = {
 }
 
 
+def test_every_page_in_the_navigation_is_a_stage_here():
+    """A new applet gets its key results listed above (the home page is the list of applets, not a stage)."""
+    from app.pages import NAV
+    assert {p.path for p in NAV} - {"/"} == {path.split("?")[0] for path in APPLETS}
+
+
 @pytest.mark.parametrize("path", list(APPLETS))
 def test_every_applet_is_a_slide_on_the_projector(browser, room, shots, path):
-    context, page, rec = new_page(browser, room, 1280, 720)  # the shipped models, as in a class
+    for width, height in SIZES:
+        context, page, rec = new_page(browser, room, width, height)  # the shipped models, as in a class
+        try:
+            on_the_stage(page, rec, shots, path, f"{width}x{height}")
+        finally:
+            context.close()
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_home_page_on_the_projector_cuts_nothing_on_the_right(browser, room, shots, size):
+    context, page, rec = new_page(browser, room, *size)
     try:
-        on_the_stage(page, rec, shots, path)
+        page.goto("/?projector=1")
+        page.wait_for_selector("#h-cards .card")
+        page.wait_for_timeout(200)
+        page.screenshot(path=str(shots / f"home-{size[0]}x{size[1]}.png"))
+        assert overflow(page)["sideways"] <= 0, overflow(page)
+        cut = cut_sideways(page, "main", ".applet-list", "#h-cards")
+        assert not cut, f"the home page cuts off on the right at {size}: {cut}"
+        rec.assert_clean(page)
     finally:
         context.close()
 
 
-def on_the_stage(page, rec, shots, path: str) -> None:
-    page.goto(path + "?projector=1")
+def on_the_stage(page, rec, shots, path: str, size: str) -> None:
+    page.goto(path + ("&" if "?" in path else "?") + "projector=1")
     page.wait_for_load_state("load")
-    name = "applet" + path.replace("/", "-")
+    name = "applet" + re.sub(r"[^a-z0-9]+", "-", path.lower())[:24] + "-" + size
     for k, part in enumerate(APPLETS[path], 1):
         for s in part:
             page.wait_for_selector(s, state="visible", timeout=10_000)
