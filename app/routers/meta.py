@@ -58,8 +58,12 @@ def model_list(registry: deps.RegistryDep, settings: deps.SettingsDep):
     default = registry.default
     if default.vocab is None:
         raise ApiError("the vocabulary is not loaded on this server (see /api/health)", None, status=503)
+    # every card once (the default set's at the top level), and the listed ones without loss curves
+    sets = [{**s, "cards": {} if s["id"] == default.id else
+             {f: {k: v for k, v in card.items() if k != "curves"} for f, card in s["cards"].items()}}
+            for s in no_paths(registry.list(), settings)]
     return deps.respond(ModelsResponse, {
-        "default": default.id, "sets": no_paths(registry.list(), settings), "limits": Limits(),
+        "default": default.id, "sets": sets, "limits": Limits(),
         "vocab": {"specials": SPECIALS, "chars": default.vocab.chars}, "cards": no_paths(default.cards, settings),
         "examples": default.meta.examples, "models_on_phones": settings.models_on_phones,
         "families": public_specs()})

@@ -149,7 +149,9 @@ class ModelSetInfo(BaseModel):
     families: list[Literal[PARTS]] = Field(description="What the set holds: " + ", ".join(PARTS) + ".")
     status: str = Field(description="ok, degraded, failed, or 'not loaded' (loaded on first use).")
     problems: list[str]
-    cards: dict[str, dict[str, Any]]
+    cards: dict[str, dict[str, Any]] = Field(description=(
+        "Its model cards. In GET /api/models: without their loss curves (only the home page draws them: "
+        "GET /api/models/{id} has them), and empty for the default set, whose cards are the response's own."))
 
 
 EXAMPLES_DOC = ("Lines of the set's own held-out text (a training run's sets: the applets' default prompt, "

@@ -98,3 +98,15 @@ def test_no_card_in_the_model_listing_shows_a_server_path(tmp_path):
         assert str(tmp_path) not in listing.text and "/home/teacher" not in listing.text
         detail = c.get(f"/api/models/{body['default']}").json()
         assert detail["cards"]["bert"]["base_model"]["folder"] == "data/runs/r1/final"
+
+
+def test_the_list_sends_each_card_once_and_curves_only_where_drawn(client, tiny_models_dir):
+    """Issue 44 must 4: GET /api/models (every page asks it) held each card twice with its loss curves;
+    the default set's cards are the response's own, the list's sets carry theirs without curves, and
+    GET /api/models/{id} (the home page's cards of a chosen set) keeps them."""
+    body = client.get("/api/models").json()
+    default = next(s for s in body["sets"] if s["id"] == body["default"])
+    assert default["cards"] == {} and body["cards"]["gpt"]["curves"]
+    assert all("curves" not in card for s in body["sets"] for card in s["cards"].values())
+    one = client.get(f"/api/models/{body['default']}").json()
+    assert one["cards"]["gpt"]["curves"] == body["cards"]["gpt"]["curves"]
