@@ -119,7 +119,7 @@ def ensure_web_copies(models_dir: Path) -> dict:
     return found
 
 
-def export(out: Path, models_dir: Path) -> dict:
+def export(out: Path, models_dir: Path, weights: str = "fp32") -> dict:
     from fastapi.testclient import TestClient
 
     from .main import create_app
@@ -131,7 +131,7 @@ def export(out: Path, models_dir: Path) -> dict:
                         instructor_token="unused-in-a-static-build")
     try:
         with TestClient(create_app(settings), base_url="http://localhost") as client:
-            written = write_all(out, client, settings, models_dir)
+            written = write_all(out, client, settings, models_dir, weights)
     finally:
         shutil.rmtree(settings.data_dir, ignore_errors=True)
     return written
@@ -140,7 +140,7 @@ def export(out: Path, models_dir: Path) -> dict:
 PROBE = "To be, or not to be, that is the question:"  # the export's check of the inspection graphs
 
 
-def write_all(out: Path, client, settings: Settings, models_dir: Path) -> dict:
+def write_all(out: Path, client, settings: Settings, models_dir: Path, weights: str = "fp32") -> dict:
     home = client.get("/")
     home.raise_for_status()
     short = dict(NEEDS)
@@ -169,7 +169,7 @@ def write_all(out: Path, client, settings: Settings, models_dir: Path) -> dict:
     models["static_build"] = True
     (out / "api").mkdir()
     (out / "api" / "models").write_text(json.dumps(models, ensure_ascii=False), encoding="utf-8")
-    write_web(out, client, settings, models_dir, default)
+    write_web(out, client, settings, models_dir, default, weights)
     (out / "README.txt").write_text(
         "The Pretraining Playground as static files (python -m app export-static).\n"
         "Serve this folder from any web host, at its root or under any path: python -m http.server 8080\n"
@@ -224,10 +224,27 @@ def checked_attention(client, models: dict, folder: Path) -> None:
             models[key]["served_logits_max_abs_diff"] = maps["served_logits_max_abs_diff"]
 
 
-def write_web(out: Path, client, settings: Settings, models_dir: Path, default: str) -> None:
+def half_weights(part: dict) -> dict:
+    """A web copy's entry with its float16 copy in place of the float32 one (--weights fp16), saying
+    so: `storage` fp16, and the check's figures (how often the server's answers came out the same) stay."""
+    half = part.pop("fp16", None)
+    if not isinstance(half, dict):
+        return part  # already float16 (its check passed: the same answers), or none written
+    part.pop("url", None)
+    return {**part, **half, "storage": "fp16"}
+
+
+def write_web(out: Path, client, settings: Settings, models_dir: Path, default: str, weights: str = "fp32") -> None:
     """web/: the gzip copies only (the browser unpacks them), named in a manifest by relative URLs
-    (from web/models/<set>/, so "default" and the set's own id read the same files)."""
+    (from web/models/<set>/, so "default" and the set's own id read the same files). weights "fp16":
+    the models' float16 copies (half the bytes; seeded texts may differ from the server's in rare
+    steps, as their check measured: training/export/web.py)."""
     manifest = client.get(f"/web/models/{default}/manifest.json").json()
+    if weights == "fp16":
+        manifest["models"] = {fam: half_weights(part) for fam, part in manifest["models"].items()}
+    else:
+        for part in manifest["models"].values():
+            part.pop("fp16", None)  # not shipped: the copy names only what it holds
     sets = out / "web" / "models"
     (sets / default).mkdir(parents=True)
     for part in manifest["models"].values():
@@ -269,9 +286,12 @@ def main(argv: list[str]) -> None:
                                      description="Write the playground as static files for any web host.")
     parser.add_argument("folder", help="where to write it (new, empty, or an earlier static build)")
     parser.add_argument("--models-dir", default=None, help="the model set to ship (default: the shipped one)")
+    parser.add_argument("--weights", choices=("fp32", "fp16"), default="fp32", help=(
+        "fp32 (default): the same answers as the server; fp16: the models' half-precision copies, half the "
+        "download, where seeded texts may differ from the server's in rare steps (the page says how often)"))
     args = parser.parse_args(argv)
     models_dir = Path(args.models_dir) if args.models_dir else Settings().models_dir
-    print(json.dumps(export(Path(args.folder), models_dir)), flush=True)
+    print(json.dumps(export(Path(args.folder), models_dir, args.weights)), flush=True)
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@
                     session's phone when the teacher turns on "models on the phones" for it
    While the device downloads, a line at the top of the page says how far ("3.1 MB of 10.5 MB"). */
 import { ApiError, errorOf, models } from "./api.js";
-import { plan, ready, onProgress } from "./engine.js";
+import { plan, ready, onProgress, manifestFor } from "./engine.js";
 import { keeps, stats } from "./downloads.js";
 import { report, showError } from "./errors.js";
 import { modelId } from "./state.js";
@@ -64,11 +64,31 @@ function setWhere(place, reason) {
   for (const node of badges) draw(node);
 }
 
+let half = ""; // what the device's half-precision weights change, when this copy has them (halfNote)
+
 function draw(node) {
   node.hidden = where === null;
   node.dataset.where = where || "";
-  node.textContent = where === "device" ? "Computed on your device" : "Computed on this server";
+  node.textContent = where === "device" ? "Computed on your device" + half : "Computed on this server";
   node.title = why;
+}
+
+/* A static copy exported with --weights fp16 (app/static_build.py) computes from half-precision
+   weights: said beside every answer from the device, with how often the export's check found the
+   server's answers (training/export/web.py: GPT's test texts, BERT's top guesses). */
+async function halfNote() {
+  const manifest = await manifestFor(modelId() || "default");
+  const mine = (name) => !pageFamily || [].concat(pageFamily).includes(name); // the page's own model(s), when it says
+  const parts = Object.entries(manifest.models).filter(([name, p]) => p.storage === "fp16" && p.fp16_check && mine(name));
+  if (!parts.length) return "";
+  const rates = parts.map(([name, p]) => {
+    const c = p.fp16_check;
+    if (c.texts) return name.toUpperCase() + ": " + c.same_texts + " of " + c.texts + " test texts the same as the server's";
+    if (c.positions) return name.toUpperCase() + ": the same top guess at " + c.same_top1 + " of " + c.positions + " test positions";
+    return "";
+  }).filter(Boolean);
+  return " (weights stored in half precision, fp16, for a smaller download: answers may differ from the server's " +
+    "in rare steps; " + rates.join("; ") + ")";
 }
 
 export function badge(after) {
@@ -106,6 +126,7 @@ async function onDevice(device, body, err, opts) {
   try {
     await agreed();
     const data = await device(withModel(body), opts);
+    half = await halfNote().catch(() => "");
     setWhere("device", reasonOf(err));
     return data;
   } catch (deviceErr) {
@@ -304,6 +325,7 @@ async function prepare(family) {
 export async function computeHere(run) {
   await agreed();
   const data = await run();
+  half = await halfNote().catch(() => "");
   setWhere("device", reasonOf(null));
   return data;
 }

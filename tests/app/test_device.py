@@ -169,7 +169,7 @@ def test_export_static_writes_the_pages_engine_and_models(tiny_models_dir, tmp_p
 
 
 def test_a_first_visit_to_generation_fits_12_mb_on_a_host_without_compression(tmp_path):
-    """The shipped set's static copy: everything but BERT, ELECTRA, the attention graphs, the NSP bank and the other pages
+    """The shipped set's static copy: everything but the other models (BERT, ELECTRA, T5, PLM, the attention graphs), the NSP bank and the other pages
     (an upper bound of what Generation fetches: its page, every script and style, the frozen API, the
     manifest, the engine's and GPT's gzip copies) stays within 12 MB, as the files are on disk."""
     from tests.app.test_engine_node import shipped_web_set
@@ -178,13 +178,38 @@ def test_a_first_visit_to_generation_fits_12_mb_on_a_host_without_compression(tm
     export(out, shipped_web_set(tmp_path))
     manifest = json.loads((out / "web" / "models" / "default" / "manifest.json").read_text())
     here = out / "web" / "models" / "default"
-    not_for_generation = {(here / manifest["models"][f]["packed"]).resolve() for f in ("bert", "electra", "gpt_attn", "bert_attn")
-                          if f in manifest["models"]}
+    not_for_generation = {(here / part["packed"]).resolve() for f, part in manifest["models"].items() if f != "gpt"}
     not_for_generation.add((here / manifest["quiz"]).resolve())
     not_for_generation |= {p.resolve() for p in out.rglob("index.html") if p.parent.name != "generate"}
     fetched = sum(p.stat().st_size for p in out.rglob("*") if p.is_file() and p.resolve() not in not_for_generation)
     gpt = manifest["models"]["gpt"]["gzip_bytes"] + manifest["engine"]["wasm_packed_bytes"]
     assert gpt < fetched <= 12_000_000, fetched
+
+
+def test_an_fp16_export_ships_the_half_precision_copies_and_says_how_often_they_agree(tmp_path):
+    """Issue 44 must 3: `export-static --weights fp16` ships GPT's and BERT's float16 copies (half the
+    bytes) with the check's figures (how often the server's answers came out the same, which the page
+    says beside every answer from the device); fp32, the default, ships the float32 ones."""
+    from tests.app.test_engine_node import shipped_web_set
+
+    folder = shipped_web_set(tmp_path)
+    full, half = tmp_path / "fp32", tmp_path / "fp16"
+    export(full, folder)
+    export(half, folder, weights="fp16")
+    read = lambda out: json.loads((out / "web" / "models" / "default" / "manifest.json").read_text())  # noqa: E731
+    a, b = read(full), read(half)
+    for fam in ("gpt", "bert"):
+        assert "fp16" not in a["models"][fam] and "fp16" not in b["models"][fam]
+        assert b["models"][fam]["storage"] == "fp16" and b["models"][fam]["fp16_check"] == a["models"][fam]["fp16_check"]
+        assert b["models"][fam]["gzip_bytes"] <= 0.6 * a["models"][fam]["gzip_bytes"]
+        here = half / "web" / "models" / "default"
+        onnx_bytes = gzip.decompress((here / b["models"][fam]["packed"]).read_bytes())
+        assert hashlib.sha256(onnx_bytes).hexdigest() == b["models"][fam]["sha256"]
+    if a["models"]["gpt"]["storage"] == "fp32":  # the shipped GPT: its float16 copy failed the exact check
+        check = b["models"]["gpt"]["fp16_check"]
+        assert check["same_texts"] < check["texts"]  # so the page has a rate to say
+    for extra in ("gpt_attn", "bert_attn"):  # the device's other graphs stay float32
+        assert b["models"][extra]["storage"] == "fp32"
 
 
 def test_the_copy_ships_no_attention_graph_the_server_does_not_answer_with(tiny_models_dir, tmp_path):

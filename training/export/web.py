@@ -8,7 +8,10 @@ against the float32 graph before it is kept (`check_gpt`, `check_bert`):
 - GPT: the same greedy and seeded texts (CHECK_CHARS characters after each of a few prompts);
 - BERT: the same top prediction at every position, probabilities within BERT_TOLERANCE.
 
-A copy that fails keeps float32 weights (a bigger download, the same answers). Each file is named
+A copy that fails keeps float32 weights (a bigger download, the same answers); its float16 copy is
+still written beside it (the manifest's "fp16" entry, with the check's figures), for a static copy
+whose maker asks for the smaller download (`python -m app export-static --weights fp16`: seeded texts
+may then differ from the server's in rare steps, at the rate the check measured). Each file is named
 by its content hash (gpt.<hash>.onnx: a URL that never changes meaning, so browsers may cache it
 for ever) and written with a gzip copy beside it (.gz, level 9, once: never per request).
 `web/manifest.json` lists them with what the engine needs to run them without the server:
@@ -176,6 +179,18 @@ def _write(path: Path, data: bytes) -> None:
         raise
 
 
+def _copy(web: Path, fam: str, data: bytes, keep: set) -> dict:
+    """web/<fam>.<hash>.onnx and its .gz: {file, sha256, bytes, gzip_bytes}."""
+    digest = hashlib.sha256(data).hexdigest()
+    name = f"{fam}.{digest[:16]}.onnx"
+    packed = gzip.compress(data, compresslevel=9, mtime=0)
+    if not (web / name).is_file() or hashlib.sha256((web / name).read_bytes()).hexdigest() != digest:
+        _write(web / name, data)
+    _write(web / (name + ".gz"), packed)
+    keep.update({name, name + ".gz"})
+    return {"file": name, "sha256": digest, "bytes": len(data), "gzip_bytes": len(packed)}
+
+
 def write_web_copies(folder: Path, families=None) -> dict | None:
     """Write folder/web/ (hashed copies, their .gz, manifest.json) for the families the set holds;
     the manifest, or None when the set holds none of them. Old copies are removed."""
@@ -198,25 +213,22 @@ def write_web_copies(folder: Path, families=None) -> dict | None:
         fp32 = (folder / onnx_file(fam)).read_bytes()
         source = hashlib.sha256(fp32 + json.dumps(chars).encode()).hexdigest()
         old = before.get(fam) or {}
-        if (old.get("source_sha256") == source and (web / str(old.get("file"))).is_file()
-                and (web / f"{old.get('file')}.gz").is_file()):
-            manifest["models"][fam] = old  # the same graph and vocabulary: its copy stands
-            keep.update({old["file"], old["file"] + ".gz"})
+        variants = [old] + ([old["fp16"]] if isinstance(old.get("fp16"), dict) else [])
+        if (old.get("source_sha256") == source and (old.get("storage") == "fp16" or len(variants) == 2)
+                and all((web / str(v.get("file"))).is_file() and (web / f"{v.get('file')}.gz").is_file() for v in variants)):
+            manifest["models"][fam] = old  # the same graph and vocabulary: its copies stand
+            keep.update(n for v in variants for n in (v["file"], v["file"] + ".gz"))
             continue
         half = fp16_graph(onnx.load_from_string(fp32)).SerializeToString()
         check = family(fam).web_checker()(fp32, half, config, chars)  # its own fp16 check (training/families/)
         data, storage = (half, "fp16") if check["ok"] else (fp32, "fp32")
-        digest = hashlib.sha256(data).hexdigest()
-        name = f"{fam}.{digest[:16]}.onnx"
-        packed = gzip.compress(data, compresslevel=9, mtime=0)
-        if not (web / name).is_file() or hashlib.sha256((web / name).read_bytes()).hexdigest() != digest:
-            _write(web / name, data)
-        _write(web / (name + ".gz"), packed)
-        keep.update({name, name + ".gz"})
+        entry = _copy(web, fam, data, keep)
         manifest["models"][fam] = {
-            "file": name, "sha256": digest, "source_sha256": source, "bytes": len(data), "gzip_bytes": len(packed), "storage": storage,
+            **entry, "source_sha256": source, "storage": storage,
             "fp32_bytes": len(fp32), "config": {k: config[k] for k in ("vocab_size", "context", "n_layer", "n_head", "n_embd")},
             "fp16_check": check}
+        if storage == "fp32":  # the smaller copy a static export may ask for (--weights fp16)
+            manifest["models"][fam]["fp16"] = _copy(web, fam, half, keep)
     write_json(web / MANIFEST, manifest)
     for old in web.iterdir():
         if old.name not in keep and not old.name.startswith("."):
