@@ -45,103 +45,23 @@ import os
 import random
 import shutil
 import sqlite3
-import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
 from app.config import REPO
-from benchmarks.common import RawConnection, cpu, percentile, run_niced, server_pids, start_server, stop_server
+from benchmarks.common import cpu, percentile, run_niced, server_pids, start_server, stop_server
+from benchmarks.read_loop import READER, loop_lines, start_read_loop, stop_read_loop
 
 TOKEN = "class-load-teacher-token"
 CHOICES = ("IsNext", "NotNext")
-READER = "127.0.0.2"  # the read loop's address: no student's (they start at 127.0.0.3), not the teacher's
 
 
 def student_address(k: int) -> str:
     """Student k's own loopback address (limits on new nicknames are per address): 127.0.0.3, ..."""
     n = k + 3
     return f"127.0.{n >> 8 & 255}.{n & 255}"
-
-
-# --- the read loop (a process of its own, started by the load for the answer phase) ------------
-
-async def _read_loop(url: str, path: str, address: str, connections: int, streams: int) -> dict:
-    """From `address`: open `streams` event streams of `path` (one at a time, each held open), then
-    loop GET `path` on `connections` connections until this process's stdin closes. Prints "ready"
-    once the streams are settled and the connections open; returns the counts."""
-    held: list[RawConnection] = []
-    stream_codes: Counter = Counter()
-    first = time.monotonic()  # before this address's first request: its budget's whole span is inside
-    for _ in range(streams):
-        c = await RawConnection(url, address).open()
-        c.writer.write(f"GET {path}/events HTTP/1.1\r\nHost: {c.host}:{c.port}\r\n\r\n".encode())
-        line = await c.reader.readline()
-        status = int(line.split()[1]) if line else 0
-        stream_codes[status] += 1
-        if status == 200:
-            held.append(c)  # held open, never read: a few small events fit the socket buffers
-        else:
-            c.close()
-    conns = [await RawConnection(url, address).open() for _ in range(connections)]
-    codes: Counter = Counter()
-    stop = asyncio.Event()
-
-    async def loop(k: int) -> None:
-        while not stop.is_set():
-            try:
-                status, _, _ = await conns[k].request("GET", path)
-                codes[status] += 1
-            except (OSError, ValueError, asyncio.IncompleteReadError):
-                codes[0] += 1  # the server closed it: open another
-                conns[k].close()
-                conns[k] = await RawConnection(url, address).open()
-
-    sys.stdout.write("ready\n")
-    sys.stdout.flush()
-    t0 = time.monotonic()
-    loops = [asyncio.create_task(loop(k)) for k in range(connections)]
-    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)  # until the load closes it
-    stop.set()
-    wall = time.monotonic() - t0
-    await asyncio.wait(loops, timeout=10)
-    span = time.monotonic() - first
-    for c in (*conns, *held):
-        c.close()
-    return {"address": address, "connections": connections, "loop_s": wall, "span_s": span, "ok": codes[200],
-            "refused": codes[429], "other": {str(k): v for k, v in codes.items() if k not in (200, 429)},
-            "streams": streams, "streams_open": stream_codes[200], "streams_refused": stream_codes[429],
-            "streams_other": sum(v for k, v in stream_codes.items() if k not in (200, 429))}
-
-
-def read_loop_main() -> None:
-    """The read loop's process: its arguments as one JSON line on stdin, its counts as the last line."""
-    args = json.loads(sys.stdin.readline())
-    sys.stdout.write(json.dumps(asyncio.run(_read_loop(*args))) + "\n")
-
-
-async def start_read_loop(url: str, path: str, connections: int, streams: int):
-    """The read loop's process, once it is ready (its streams settled, its connections open)."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", "from benchmarks.class_load import read_loop_main; read_loop_main()",
-        cwd=str(REPO), env=env, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
-    proc.stdin.write((json.dumps([url, path, READER, connections, streams]) + "\n").encode())
-    await proc.stdin.drain()
-    line = await asyncio.wait_for(proc.stdout.readline(), 60)
-    if line.strip() != b"ready":
-        proc.kill()
-        raise RuntimeError(f"the read loop did not start: {line!r}")
-    return proc
-
-
-async def stop_read_loop(proc) -> dict:
-    proc.stdin.close()
-    out, _ = await asyncio.wait_for(proc.communicate(), 60)
-    if proc.returncode != 0:
-        raise RuntimeError(f"the read loop failed (exit code {proc.returncode})")
-    return json.loads(out.decode().strip().rsplit("\n", 1)[-1])
 
 
 # --- the load (runs in the niced subprocess) ----------------------------------------------------
@@ -397,20 +317,8 @@ def report(r: dict) -> str:
         f"  server CPU time: {r['server_cpu_s']:.1f} s over the {r['wall_s']:.1f} s run",
         f"  cpu: {r['cpu']}",
     ]
-    loop = r.get("read_loop")
-    if loop:
-        first, last = r["student_addresses"]
-        lines.insert(3, f"  read loop from {loop['address']} (no student: they are on {first}..{last}), "
-                        f"{loop['connections']} connections, GET /api/sessions/CODE for {loop['loop_s']:.2f} s "
-                        f"{'around every answer' if loop['covered_answers'] else 'NOT around every answer'}: "
-                        f"{loop['ok']} answered 200, {loop['refused']} refused 429, "
-                        f"{sum(loop['other'].values())} other ({loop['ok'] / loop['loop_s']:.0f} answered/s, "
-                        f"{(loop['ok'] + loop['refused']) / loop['loop_s']:.0f} reads/s); answer latency above "
-                        "is with it running")
-        if loop["streams"]:
-            lines.insert(4, f"  stream flood from {loop['address']}: {loop['streams']} event streams asked, "
-                            f"{loop['streams_open']} held open, {loop['streams_refused']} refused 429, "
-                            f"{loop['streams_other']} other")
+    if r.get("read_loop"):
+        lines[3:3] = loop_lines(r["read_loop"], r["student_addresses"])
     lines += [f"  error: {e}" for e in r["errors"]]
     return "\n".join(lines)
 
