@@ -153,7 +153,7 @@ def phone_lines(r: dict) -> list[str]:
         f"machine: {r['machine']}; Chromium 390x844, CPU 4x slower; the static copy under /playground/ on Python's "
         "http.server (no compression) behind slow 4G (180 KB/s, 562 ms)",
         f"first visit to Generation:  {f['bytes'] / 1e6:.2f} MB, first generated character after {f['first_char_s']} s "
-        f"(the page said: \"{f['status_line']}\")",
+        f"(the page said: \"{f['status_line']}\"{'; the student tapped Download at once' if f.get('asked') else ''})",
         f"second visit:               {s['bytes'] / 1e6:.2f} MB, first generated character after {s['first_char_s']} s",
         f"a class of {r['class_size']} on the live server, each opening Generation and generating 200 characters "
         f"(one phone measured, x{r['class_size']}):",
