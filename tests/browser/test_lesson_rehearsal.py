@@ -3,11 +3,12 @@
 phones at 390x844 go through the join, an NSP item and its reveal, Be the BERT, a concept check,
 label together, going back to revealed items (with ← and with the activity buttons: the projector
 keeps the reveal, a late student's answer is refused with 409), the leaderboard, a restart of the
-server (SIGTERM with the phones connected, then the same port again: the phones follow the next
-item and answer it), the fine-tune hand-off and the end. At each step it checks what a person in
-the room would: nothing on the projector scrolls at either size, the item's text and the pooled
-result are inside its screen; a phone answers without scrolling, never scrolls sideways and does
-not jump after a tap; no visible text reads "[object Object]", "undefined", "NaN" or "null".
+server on an open item (SIGTERM with the phones connected: every screen says "Reconnecting…", a phone
+takes no tap; back on the same port the line goes, no tap was taken, the phones follow the next item
+and answer it), the fine-tune hand-off and the end. At each step it checks what a person in the room
+would: nothing on the projector scrolls at either size or is cut off on the right, the item's text
+and the pooled result are inside its screen; a phone answers without scrolling, never scrolls
+sideways and does not jump after a tap; no visible text reads "[object Object]", "undefined", "NaN" or "null".
 Screenshots of every step and screen go to tests/browser/screenshots/rehearsal/ (not committed;
 REHEARSAL_SHOTS=/some/dir puts them elsewhere) for a person to look at."""
 from __future__ import annotations
@@ -23,7 +24,7 @@ import pytest
 
 from tests.app.run_servers import AUTH, TOKEN, free_port, server_process
 from tests.browser.conftest import new_page
-from tests.browser.stage import box, inside, overflow, phone_page, programmer_words
+from tests.browser.stage import box, cut_sideways, inside, overflow, phone_page, programmer_words
 from tests.conftest import SHIPPED_MODELS
 
 pytestmark = pytest.mark.browser
@@ -117,6 +118,7 @@ class Room:
             assert overflow(p) == {"down": 0, "sideways": 0}, f"the projector scrolls at {width}x{height}: {overflow(p)}"
             for s in selectors:
                 assert inside(p, s), f"{s} is not inside the projector's {width}x{height} screen: {box(p, s)}"
+            assert not cut_sideways(p, *selectors), f"cut off at {width}x{height}: {cut_sideways(p, *selectors)}"
         p.set_viewport_size({"width": 1280, "height": 720})
 
     def forgive_the_restart(self, since: list[int]) -> None:
@@ -347,20 +349,40 @@ def test_a_whole_lesson_on_the_projector_the_teacher_page_and_three_phones(brows
         for phone in room.phones:
             phone.wait_for_selector("#j-paused", state="hidden")
 
-        # the server restarts mid-lesson with every browser connected: SIGTERM ends it (its event streams
-        # closed, not waited for), it comes back on the same port, and the phones follow the teacher on
+        # the server restarts mid-lesson with every browser connected, on an open item: SIGTERM ends it (its
+        # event streams closed, not waited for); while it is away every screen says "Reconnecting…" and a
+        # phone takes no tap (its buttons are closed, nothing is sent); it comes back on the same port, the
+        # lines go, the open item is open again with no answer taken, and the phones follow the teacher on
         t.click("#c-pages button[data-page='nsp']")
         wait_text(pr, "#c-item-h", "item 1 of 3")
+        t.keyboard.press("ArrowRight")
+        for page in [t, pr, *room.phones]:
+            wait_text(page, "#c-item-h, #j-title", "item 2 of 3")
         since = [len(rec.console_errors) for rec, _ in room.recorders]
         assert class_server.sigterm() in (0, -signal.SIGTERM)
+        for page in [t, pr, *room.phones]:
+            wait_text(page, "#c-reconnecting", "^Reconnecting to the class")
+            assert inside(page, "#c-reconnecting"), f"the reconnecting line is off the screen: {box(page, '#c-reconnecting')}"
+        tap = room.phones[0].locator("#j-item button[data-answer='IsNext']")
+        asked = [len(rec.requests) for rec, _ in room.recorders]
+        assert tap.is_disabled()
+        tap.click(force=True)  # a tap while the server is away
+        room.look("server-away")
+        assert not [u for (rec, _), n in zip(room.recorders, asked) for u in rec.requests[n:] if u.endswith("/answers")]
         class_server.start()
+        for page in [t, pr, *room.phones]:
+            page.wait_for_selector("#c-reconnecting", state="hidden", timeout=30000)  # polled every 2 s while away
+        room.phones[0].wait_for_function("() => !document.querySelector(\"#j-item button[data-answer='IsNext']\").disabled")
+        assert room.phones[0].get_attribute("#j-item button[data-answer='IsNext']", "aria-pressed") == "false"
+        assert t.text_content("#c-answered") == "0"  # the tap while away was not taken
         t.keyboard.press("ArrowRight")
-        wait_text(pr, "#c-item-h", "item 2 of 3", timeout=30000)  # EventSource retries after a few seconds
+        wait_text(pr, "#c-item-h", "item 3 of 3", timeout=30000)
         for phone in room.phones:
-            wait_text(phone, "#j-title", "NSP class set · item 2 of 3", timeout=30000)
+            wait_text(phone, "#j-title", "NSP class set · item 3 of 3", timeout=30000)
             answer_in_view(phone, "#j-item button[data-answer='NotNext']")
             wait_text(phone, "#j-status", "Answer sent")
             assert not phone.text_content("#error-box").strip(), phone.text_content("#error-box")
+            assert not phone.is_visible("#j-paused") and not phone.is_visible("#c-reconnecting")
         wait_text(t, "#c-answered", "^3$")
         room.forgive_the_restart(since)
         room.look("after-the-restart")
