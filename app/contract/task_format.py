@@ -7,6 +7,10 @@ One example per line:
                                                                           code point of text
     optional on both   "split": "train" | "test"   (else a seeded split: SPLIT_TEST_FRACTION of
                        each label goes to test); "source", "id": free text, kept for provenance
+    optional first line {"readout": {...}}   how the lab's readout arm reads the pretrained model's
+                       own head for this task (app/contract/readouts.py: {"insert": CHARS},
+                       {"masked": "other" | "upper"} (+ "positions": "letters"), {"gpt": LABEL}, "none");
+                       checked against the task's kind and labels; Task.meta["readout"]
 
 The labels of a whole-input task are the distinct "label" values; those of a per-character task
 are the distinct tag characters. A task needs 2 to MAX_LABELS labels and at least one training and
@@ -20,6 +24,8 @@ from __future__ import annotations
 import json
 import random
 from dataclasses import dataclass, field
+
+from . import readouts
 
 KINDS = ("sequence", "token")  # whole-input ([CLS] head) / per-character (a head on every position)
 SPLITS = ("train", "test")
@@ -70,6 +76,28 @@ class TaskFormatError(ValueError):
 
 def _problem(line: int | None, fld: str | None, message: str) -> dict:
     return {"line": line, "field": fld, "message": message}
+
+
+def _declaration(number: int, raw: str, first: bool, problems: list[dict]) -> tuple[bool, object]:
+    """(is this line a readout declaration, its value). A line with a "readout" key is one; it must be the
+    file's first line and hold nothing else."""
+    try:
+        obj = json.loads(raw)
+    except (json.JSONDecodeError, RecursionError):
+        return False, None
+    if not isinstance(obj, dict) or "readout" not in obj:
+        return False, None
+    if not first:
+        problems.append(_problem(number, "readout", "the readout is declared on the file's first line only, "
+                                 "alone: {\"readout\": {...}}"))
+    elif len(obj) != 1:
+        problems.append(_problem(number, "readout", "the declaration line holds only \"readout\" (the examples "
+                                 f"start on the next line); also here: {', '.join(sorted(k for k in obj if k != 'readout'))}"))
+    else:
+        problem = readouts.shape_problem(obj["readout"])
+        if problem:
+            problems.append(_problem(number, "readout", problem))
+    return True, obj["readout"]
 
 
 def _check_line(number: int, raw: str, problems: list[dict]) -> Example | None:
@@ -148,8 +176,17 @@ def parse_task(data: str | bytes, name: str = "uploaded", seed: int = 0) -> Task
         raise TaskFormatError([_problem(None, None, f"the file is over {MAX_BYTES:,} bytes")])
     problems: list[dict] = []
     examples: list[Example] = []
+    readout, decl_line, first = None, None, True
     for number, raw in enumerate(data.splitlines(), start=1):
         if not raw.strip():
+            continue
+        is_decl, value = _declaration(number, raw, first, problems) if '"readout"' in raw else (False, None)
+        if is_decl and first:
+            readout, decl_line = value, number
+        first = False
+        if is_decl:
+            if len(problems) >= MAX_REPORTED:
+                break
             continue
         if len(examples) >= MAX_EXAMPLES:
             problems.append(_problem(number, None, f"more than {MAX_EXAMPLES:,} examples"))
@@ -179,11 +216,15 @@ def parse_task(data: str | bytes, name: str = "uploaded", seed: int = 0) -> Task
         raise TaskFormatError([_problem(None, fld, f"only one label ({labels[0]!r}); a task needs at least {MIN_LABELS}")])
     if len(labels) > MAX_LABELS:
         raise TaskFormatError([_problem(None, fld, f"{len(labels)} different labels; at most {MAX_LABELS}")])
+    if decl_line is not None:
+        problem = readouts.fit_problem(readout, kind, labels)
+        if problem:
+            raise TaskFormatError([_problem(decl_line, "readout", problem)])
     train, test = _seeded_split(examples, (lambda e: e.label) if kind == "sequence" else (lambda e: ""), seed)
     if not train or not test:
         raise TaskFormatError([_problem(None, "split", f"no {'training' if not train else 'test'} examples; "
                                         "a task needs both (mark lines \"split\": \"test\" or give more examples)")])
-    return Task(name, kind, labels, train, test)
+    return Task(name, kind, labels, train, test, {"readout": readout} if decl_line is not None else {})
 
 
 def heldout_problem(task: Task) -> str | None:

@@ -17,6 +17,7 @@ What the job has done (results, summary, classifiers) is folded from events.json
 """
 from __future__ import annotations
 
+import json
 import re
 import sys
 import time
@@ -81,6 +82,8 @@ class FinetuneManager(Jobs):
             cmd += ["--steps", str(st["steps"])]
         if st.get("run_dir"):
             cmd += ["--snapshots", st["run_dir"]]
+        if st.get("readout") is not None:  # the start's readout, over the task's own declaration
+            cmd += ["--readout", json.dumps(st["readout"])]
         return cmd
 
     # ---- reading ---------------------------------------------------------------------------------

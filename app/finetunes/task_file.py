@@ -24,7 +24,7 @@ def _sentence(problem: dict) -> str:
 
 
 def parse(text: str, max_bytes: int) -> dict:
-    """{"kind", "labels", "examples", "splits"} of a valid file; TaskFileError (422) or a 413 otherwise."""
+    """{"kind", "labels", "examples", "splits"} (+ "readout" when its first line declares one) of a valid file; TaskFileError (422) or a 413 otherwise."""
     size = len(text.encode("utf-8", errors="surrogatepass"))
     if size > max_bytes:
         raise ApiError(f"task_text is {size:,} bytes; the limit is {max_bytes:,} bytes", "task_text", status=413)
@@ -48,4 +48,5 @@ def parse(text: str, max_bytes: int) -> dict:
     given = {s: sum(e.split == s for e in task.train + task.test) for s in ("train", "test")}
     n = len(task.train) + len(task.test)
     return {"kind": task.kind, "labels": task.labels, "examples": n,
-            "splits": given | {"unsplit": n - given["train"] - given["test"]}}
+            "splits": given | {"unsplit": n - given["train"] - given["test"]},
+            **({"readout": task.meta["readout"]} if "readout" in task.meta else {})}

@@ -11,6 +11,7 @@ from fastapi.responses import Response
 
 from .. import auth, deps
 from ..config import Settings
+from ..contract import readouts
 from ..contract.families import for_page
 from ..errors import ApiError
 from ..finetunes import task_file
@@ -80,9 +81,14 @@ def check_start(body: StartFinetune, m: FinetuneManager, registry: Registry, set
         if body.task not in names:
             raise ApiError(f"task must be one of {', '.join(names) or '(none: the trainer lists no tasks)'}", "task")
         label = body.task
+        shape = next(t for t in m.tasks() if t["name"] == body.task)
     else:
-        parsed = task_file.parse(body.task_text, settings.max_corpus_bytes)
+        shape = parsed = task_file.parse(body.task_text, settings.max_corpus_bytes)
         label = body.task_name or f"uploaded task ({parsed['examples']} examples)"
+    if body.readout is not None:  # overrides the task's own declaration; it must fit the task's kind and labels
+        problem = readouts.fit_problem(body.readout, shape["kind"], shape["labels"])
+        if problem:
+            raise ApiError(f"readout: {problem}", "readout")
     sizes = list(dict.fromkeys(body.sizes))
     if any(isinstance(s, int) and not 1 <= s <= 100_000 for s in sizes):
         raise ApiError("sizes must be numbers of examples between 1 and 100000, or 'all'", "sizes")
@@ -93,7 +99,8 @@ def check_start(body: StartFinetune, m: FinetuneManager, registry: Registry, set
         run_dir = str(runs.run_dir(meta.run))
     settings = {"model": meta.id, "model_name": meta.name, "model_dir": str(meta.folder), "task": body.task,
                 "task_label": label, "arms": list(dict.fromkeys(body.arms)), "sizes": sizes, "seeds": body.seeds,
-                "steps": body.steps, "snapshots": body.snapshots, "run": meta.run, "run_dir": run_dir}
+                "steps": body.steps, "snapshots": body.snapshots, "run": meta.run, "run_dir": run_dir,
+                "readout": body.readout}
     return settings, body.task_text
 
 

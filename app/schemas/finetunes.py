@@ -49,6 +49,16 @@ class StartFinetune(Strict):
                               "(default: the validation slice chooses the learning rate and the step).")
     snapshots: bool = Field(False, description="Fine-tune from every snapshot of the run `model` belongs to, to "
                             "plot downstream accuracy against pretraining steps.")
+    readout: Any = Field(None, description=(
+        "How the readout arm reads the pretrained model's own head, overriding the task's declaration (the "
+        "shipped table's, or an uploaded file's first line {\"readout\": ...}); passed to the trainer as --readout. "
+        "Per-character tasks: {\"insert\": CHARS} (p(one of CHARS) at a [MASK] inserted after each character), "
+        "{\"masked\": \"other\"} (1 - p(the character there)) or {\"masked\": \"upper\"} (p(capital)), optionally "
+        "with \"positions\": \"letters\" (score letters only); whole-input tasks with two labels: {\"gpt\": LABEL} "
+        "(GPT's likelihood; LABEL = what the likelier texts are); \"none\": no readout. Omitted or null: the task's "
+        "own declaration (a task that declares nothing has no readout). A readout that is not in this vocabulary or "
+        "does not fit the task is a 422 naming `readout`."),
+        json_schema_extra={"oneOf": [{"type": "object"}, {"const": "none"}, {"type": "null"}]})
 
 
 class Interval(BaseModel):
@@ -68,7 +78,7 @@ class FinetuneSummary(BaseModel):
     started: float | None = None
     ended: float | None = None
     reason: str | None = Field(None, description="Why it failed, was cancelled or interrupted.")
-    settings: dict[str, Any] = Field(description="model, model_name, task, task_label, arms, sizes, seeds, steps, "
+    settings: dict[str, Any] = Field(description="model, model_name, task, task_label, arms, sizes, seeds, steps, readout, "
                                      "snapshots, run, threads.")
 
 

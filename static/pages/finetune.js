@@ -6,6 +6,7 @@ import { showError, clearError } from "../lib/errors.js";
 import { api, errorOf } from "../lib/api.js";
 import { plot } from "./finetune_plot.js";
 import { estimateSeconds, handoffWords, labelCounts, minutesWords } from "./finetune_handoff.js";
+import { chosenReadout, renderReadout } from "./finetune_readout.js";
 import { ARM_TEXT, metricOf, metricWords, numbersOf, overTimeHeading, pct, renderGpt, renderHeadline, renderLegend,
   renderNotes, renderTable, series as seriesOf, sizeKeys } from "./finetune_results.js";
 
@@ -170,6 +171,7 @@ async function setUpStart(data) {
   if (params.get("snapshots") === "1") $("#ft-snapshots").checked = true;
   const sync = () => {
     $("#ft-upload-box").hidden = $("#ft-task").value !== "";
+    renderReadout($("#ft-task").value === "" ? view.upload : null); // an upload or the class's labels: its readouts
     const fromRun = !!$("#ft-model").selectedOptions[0]?.dataset.run;
     $("#ft-snapshots").disabled = !fromRun;
     if (!fromRun) $("#ft-snapshots").checked = false;
@@ -183,6 +185,7 @@ async function setUpStart(data) {
     const file = $("#ft-file").files[0];
     view.upload = file ? labelCounts(await file.text()) : null;
     $("#ft-file-info").textContent = view.upload ? handoffWords(view.upload) : "";
+    renderReadout(view.upload);
     estimate();
   });
   sync();
@@ -208,6 +211,7 @@ async function classLabels(code, sync) {
     info.textContent = `The pooled labels of class ${code}: ${n} labelled line${n === 1 ? "" : "s"} ` +
       `(the class's majority per line). ${handoffWords(view.upload)}` +
       (Object.keys(view.upload.counts).length > 1 ? " Start fine-tuning, or choose a file to use instead." : "");
+    renderReadout(view.upload);
     estimate();
   } catch (e) {
     view.classTask = null;
@@ -248,6 +252,8 @@ async function start() {
       body.task_text = view.classTask.text;
       body.task_name = view.classTask.name;
     } else { note.textContent = "Choose a task file first."; return; }
+    const readout = chosenReadout(); // the readout chosen for these labels (issue 42), over the file's own
+    if (readout !== undefined) body.readout = readout;
   }
   note.textContent = "starting…";
   try {

@@ -1,18 +1,23 @@
 /* The class hand-off before Start (issue 32): what the pooled labels hold, named before anything runs
    (a task needs two labels at least: one class only is said here, not as an error after Start), and
    a rough time estimate for the grid the form would start.
-   API: labelCounts(text) -> {kind, counts: {label: n}, lines, bad}; handoffWords(info) -> sentence;
+   API: labelCounts(text) -> {kind, counts: {label: n}, lines, bad, declared?}; handoffWords(info) -> sentence;
         estimateSeconds({lines, kind, arms, sizes, seeds, cores}) -> seconds; minutesWords(seconds). */
 
-/* Labels per line of a task file's text (JSON Lines): whole-input "label", or per-character "tags". */
+/* Labels per line of a task file's text (JSON Lines): whole-input "label", or per-character "tags"; a first
+   line {"readout": ...} (the file's own readout, issue 42) is `declared`, not a labelled line. */
 export function labelCounts(text) {
   const counts = {};
-  let kind = null, lines = 0, bad = 0;
+  let kind = null, lines = 0, bad = 0, declared;
   for (const line of text.split("\n")) {
     if (!line.trim()) continue;
-    lines += 1;
     let row;
-    try { row = JSON.parse(line); } catch { bad += 1; continue; }
+    try { row = JSON.parse(line); } catch { lines += 1; bad += 1; continue; }
+    if (lines === 0 && declared === undefined && row && typeof row === "object" && "readout" in row) {
+      declared = row.readout;
+      continue;
+    }
+    lines += 1;
     if (row && typeof row.label === "string") {
       kind = kind || "sequence";
       counts[row.label] = (counts[row.label] || 0) + 1;
@@ -21,7 +26,7 @@ export function labelCounts(text) {
       for (const t of row.tags) counts[t] = (counts[t] || 0) + 1;
     } else bad += 1;
   }
-  return { kind, counts, lines, bad };
+  return declared === undefined ? { kind, counts, lines, bad } : { kind, counts, lines, bad, declared };
 }
 
 /* One sentence for the start form: the labels and how many lines carry each; a single class named. */

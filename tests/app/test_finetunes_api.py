@@ -108,6 +108,14 @@ BAD_LINE[2] = '{"text": "no label here"}'
     ({"steps": -1}, 422, "steps", "steps"),
     ({"snapshots": True}, 422, "snapshots", "training run"),
     ({"colour": "red"}, 422, "colour", "not a parameter"),
+    # issue 42 must 1: a readout in the table's vocabulary that fits the task, or a 422 naming `readout`
+    ({"readout": {"masked": "sideways"}}, 422, "readout", "\"other\" or \"upper\""),
+    ({"readout": {"masked": "other"}}, 422, "readout", "per-character"),
+    ({"readout": {"gpt": "castle"}}, 422, "readout", "'castle'"),
+    ({"readout": "sometimes"}, 422, "readout", "none"),
+    ({"readout": ["gpt"]}, 422, "readout", "readout"),
+    ({"task": "spaces", "task_text": None, "readout": {"gpt": "1"}}, 422, "readout", "whole-input"),
+    ({"task_text": '{"readout": {"gpt": "castle"}}\n' + task_text()}, 422, "task_text", "line 1: field 'readout'"),
 ])
 def test_bad_input_is_refused_naming_the_field(app_client, base, body, status, parameter, says):
     r = app_client.post("/api/finetunes", json={**base, "task_text": task_text(), **body}, headers=AUTH)
@@ -130,7 +138,8 @@ def run_to_end(client, body) -> tuple[dict, list]:
 @needs_trainer
 def test_a_fine_tune_runs_streams_and_its_classifiers_answer(app_client, base):
     t0 = time.monotonic()
-    job, events = run_to_end(app_client, {**base, "task_text": task_text(), "task_name": "king or sea"})
+    job, events = run_to_end(app_client, {**base, "task_text": task_text(), "task_name": "king or sea",
+                                          "readout": {"gpt": "king"}})
     assert job["status"] == "finished", (job["reason"], job["error"])
     kinds = [k for k, _ in events]
     assert kinds.index("start") < kinds.index("result") < kinds.index("summary")
@@ -138,14 +147,15 @@ def test_a_fine_tune_runs_streams_and_its_classifiers_answer(app_client, base):
     # the job's numbers are the trainer's lines, folded
     results = [e for k, e in events if k == "result"]
     assert job["results"] == [{k: v for k, v in e.items() if k != "event"} for e in results]
-    assert job["done"] == job["total"] == 5 * 2 * 2 == len(results)
+    assert job["done"] == job["total"] == 5 * 2 * 2 + 1 == len(results)  # + the declared readout's zero-label rule
     assert set(job["summary"]) == {"readout", "full", "probe", "scratch", "ngram"}
     assert job["metric"] == "accuracy" and job["final"]["metric"] == "accuracy"
     assert job["final"]["headline"]["text"] and set(job["final"]["cpu_seconds"]) == set(job["summary"])
     assert job["start"]["majority"]["label"] in ("king", "sea") and job["gpt_way"]["answers"]
+    assert set(job["summary"]["readout"]) == {"0", "4", "all"}
     for arm, sizes in job["summary"].items():
         for size, cell in sizes.items():
-            assert cell["n"] == 2 and 0 <= cell["lo"] <= cell["mean"] <= cell["hi"] <= 1
+            assert cell["n"] == (1 if size == "0" else 2) and 0 <= cell["lo"] <= cell["mean"] <= cell["hi"] <= 1
             assert job["so_far"][arm][size]["mean"] == pytest.approx(cell["mean"])
     assert job["settings"]["task_label"] == "king or sea" and job["start"]["kind"] == "sequence"
     # classifiers are model sets, served like every other model
@@ -166,6 +176,30 @@ def test_a_fine_tune_runs_streams_and_its_classifiers_answer(app_client, base):
     assert app_client.delete(f"/api/finetunes/{job['id']}", headers=AUTH).json()["status"] == "deleted"
     assert app_client.post("/api/classify", json={"model": served[0]["model"], "text": "a"}).status_code == 404
     print(f"fine-tune grid of 20 on the tiny models: {time.monotonic() - t0:.1f} s")
+
+
+@pytest.mark.slow
+@needs_trainer
+def test_a_readout_given_with_the_start_reaches_the_trainer(app_client, base):
+    """Issue 42 must 1: `readout` is passed to the trainer as --readout; the file declares none, so without it
+    the whole-input task would get no readout at all (GPT's likelihood only when declared)."""
+    body = {**base, "task_text": task_text(), "arms": ["readout"], "sizes": ["all"], "seeds": 1}
+    job, _ = run_to_end(app_client, {**body, "readout": {"gpt": "king"}})
+    assert job["status"] == "finished", (job["reason"], job["error"])
+    assert job["settings"]["readout"] == {"gpt": "king"} and "'king'" in job["start"]["readout"]
+    assert set(job["summary"]["readout"]) == {"0", "all"}
+    app_client.delete(f"/api/finetunes/{job['id']}", headers=AUTH)
+    r = app_client.post("/api/finetunes", json=body, headers=AUTH)  # nothing declared: the readout is skipped, said why
+    assert r.status_code == 202
+    with app_client.stream("GET", f"/api/finetunes/{r.json()['id']}/events") as stream:
+        events = parse_events("".join(stream.iter_text()))
+    errors = [e for k, e in events if k == "error"]
+    assert errors and "declares no readout" in errors[-1]["message"]
+    app_client.delete(f"/api/finetunes/{r.json()['id']}", headers=AUTH)
+    # an uploaded file that declares its own on its first line: read so, with no `readout` in the start
+    job, _ = run_to_end(app_client, {**body, "task_text": json.dumps({"readout": {"gpt": "sea"}}) + "\n" + task_text()})
+    assert job["status"] == "finished" and job["settings"]["readout"] is None and "'sea'" in job["start"]["readout"]
+    app_client.delete(f"/api/finetunes/{job['id']}", headers=AUTH)
 
 
 @pytest.mark.slow

@@ -166,3 +166,94 @@ def test_instructor_starts_students_watch_and_the_numbers_are_the_apis(browser, 
     t_rec.assert_clean(teacher)
     teacher_ctx.close()
     student_ctx.close()
+
+
+CLASS_LABELS = "".join(json.dumps({"text": f"Line {i} speaks of {'the king and the crown' if i % 2 else 'a ship upon the sea'}",
+                                   "label": "king" if i % 2 else "sea"}) + "\n" for i in range(6))
+
+
+def open_hand_off(page, code: str = "RDT42") -> None:
+    """/finetune?class=CODE as the class page's "Fine-tune on the pooled labels" opens it; the session's
+    labels.jsonl is answered here (6 pooled lines, two labels), so no class has to be played first."""
+    page.route(f"**/api/sessions/{code}/labels.jsonl",
+               lambda route: route.fulfill(status=200, body=CLASS_LABELS, content_type="application/x-ndjson"))
+    page.goto(f"/login#token={TOKEN}")
+    page.wait_for_url(re.compile(r"/train"))
+    page.goto(f"/finetune?class={code}")
+    page.wait_for_selector("#ft-readout-box:not([hidden])")
+
+
+def readout_options(page) -> list[tuple[str, str]]:
+    return page.evaluate("[...document.querySelectorAll('input[name=ft-readout]')].map((i) => "
+                         "[i.value, i.parentElement.textContent.trim()])")
+
+
+@pytest.mark.skipif(not trainer_has_finetune(), reason="python -m training finetune is not in this checkout yet")
+def test_the_hand_off_offers_the_readouts_that_fit_the_class_labels(browser, ft_server, tmp_path, make_page, screenshots):
+    """Issue 42 must 1: the class's pooled labels (whole texts, two labels) are offered GPT's likelihood either
+    way round, "none" first and chosen; a per-character file gets BERT's reads; the choice goes to the API as
+    `readout` and reaches the trainer."""
+    ctx, page, rec = make_page(browser, ft_server, 390, 844)
+    open_hand_off(page)
+    options = readout_options(page)
+    assert [v for v, _ in options] == ["", '{"gpt":"sea"}', '{"gpt":"king"}'] or \
+        [v for v, _ in options] == ["", '{"gpt":"king"}', '{"gpt":"sea"}']
+    assert options[0][1].startswith("None") and page.is_checked("input[name=ft-readout][value='']")
+    assert all("GPT's likelihood" in t and ("“king”" in t or "“sea”" in t) for _, t in options[1:])
+    hint = page.inner_text("#ft-readout-hint")
+    assert "no labels taught" in hint and "already knew" in hint  # what a readout is, said where it is offered
+    page.locator("#ft-readout-box").scroll_into_view_if_needed()
+    page.screenshot(path=str(screenshots / "finetune-handoff-readout-390.png"), full_page=False)
+    assert no_horizontal_scroll(page)
+    rec.assert_clean(page)
+    ctx.close()
+
+    ctx, page, rec = make_page(browser, ft_server, 1280, 720)
+    open_hand_off(page)
+    page.locator("#ft-readout-box").scroll_into_view_if_needed()
+    page.screenshot(path=str(screenshots / "finetune-handoff-readout-1280.png"), full_page=False)
+    # a per-character file: BERT's reads; a file that declares its own: that first, "none" beside it
+    chars = tmp_path / "words.jsonl"
+    rows = [{"text": "the king", "tags": "00010000"}, {"text": "a ship", "tags": "100000"}] * 3
+    chars.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    page.set_input_files("#ft-file", str(chars))
+    page.wait_for_function("() => document.querySelectorAll('input[name=ft-readout]').length === 5")
+    values = [json.loads(v) if v else v for v, _ in readout_options(page)]
+    assert values == ["", {"insert": " "}, {"insert": ",.;:!?"}, {"masked": "other", "positions": "letters"}, {"masked": "upper"}]
+    assert all("Tag “1”" in t for _, t in readout_options(page)[1:])
+    page.locator("#ft-readout-box").scroll_into_view_if_needed()
+    page.screenshot(path=str(screenshots / "finetune-handoff-readout-chars-1280.png"), full_page=False)
+    own = tmp_path / "words-declared.jsonl"
+    own.write_text(json.dumps({"readout": {"insert": " "}}) + "\n" + chars.read_text(), encoding="utf-8")
+    page.set_input_files("#ft-file", str(own))
+    page.wait_for_function("() => document.querySelectorAll('input[name=ft-readout]').length === 6")
+    first, second = readout_options(page)[:2]
+    assert first[0] == "" and first[1].startswith("As the file declares") and second == ["none", "None: no readout"]
+    page.goto("/finetune?class=RDT42")  # back to the class's labels
+    page.wait_for_selector("#ft-readout-box:not([hidden])")
+    # choose GPT's likelihood ("king" = likelier) and start the readout alone: the body carries it, the job has it
+    page.check("input[name=ft-readout][value='{\"gpt\":\"king\"}']")
+    for arm in ("full", "probe", "scratch", "ngram"):
+        page.uncheck(f"input[name=ft-arm][value={arm}]")
+    page.fill("#ft-sizes", "all")
+    page.fill("#ft-seeds", "1")
+    shown = page.evaluate("new URLSearchParams(location.search).get('job')")  # an earlier job the page shows
+    with page.expect_response(lambda r: r.url.endswith("/api/finetunes") and r.request.method == "POST") as sent:
+        page.click("#ft-go")
+    body = json.loads(sent.value.request.post_data)
+    assert body["readout"] == {"gpt": "king"} and body["task_name"] == "class RDT42 labels"
+    assert sent.value.status == 202, sent.value.text()
+    job_id = sent.value.json()["id"]
+    assert job_id != shown
+    page.wait_for_function(f"() => new URLSearchParams(location.search).get('job') === {json.dumps(job_id)}")
+    page.wait_for_function("() => ['finished', 'failed'].includes(document.querySelector('#ft-status').textContent)",
+                           timeout=300_000)
+    job = get(f"{ft_server}/api/finetunes/{job_id}")
+    assert job["status"] == "finished", job.get("reason")
+    assert job["settings"]["readout"] == {"gpt": "king"} and "'king'" in job["start"]["readout"]
+    assert "readout" in job["summary"]
+    rec.assert_clean(page)
+    req = urllib.request.Request(f"{ft_server}/api/finetunes/{job_id}", method="DELETE",
+                                 headers={"Authorization": f"Bearer {TOKEN}"})
+    urllib.request.urlopen(req, timeout=30).close()
+    ctx.close()

@@ -5,7 +5,8 @@ fairly against the baselines.
         --arms readout,full,probe,scratch,ngram --sizes 8,32,128,all --seeds 5 [--out DIR | --no-export]
     python -m training finetune --snapshots models/runs/example-shakespeare-3min --task backwards --sizes all --out DIR
     python -m training finetune --list-tasks          # JSON of the shipped tasks (no torch imported)
-    python -m training finetune --check-task FILE     # JSON list of the file's problems ([] = fine)
+    python -m training finetune --check-task FILE     # JSON list of the file's problems ([] = fine); its readout on stderr
+    python -m training finetune --task FILE --readout '{"masked": "other"}' --arms readout,ngram
 
 --task is a shipped task's name (training/finetune/tasks.py) or a .jsonl file (app/contract/task_format.py);
 `--task capitals --corpus PATH` builds the capitals task from any text. The arms
@@ -13,7 +14,9 @@ fairly against the baselines.
 (training/finetune/loop.py: a validation slice of their own examples chooses every setting: C, the
 learning rate, the step, the threshold); --steps N trains the trained arms exactly N steps instead.
 `readout` comes first: what the pretrained model knows before any label (its zero-label rule is
-size 0 in the results, when the task declares one). Output, one JSON object per line:
+size 0 in the results, when the task declares one). How it reads the model is declared: by the shipped
+table, a task file's first line ({"readout": {...}}), or --readout JSON, which wins over both (the
+vocabulary: app/contract/readouts.py; `none` switches it off). Output, one JSON object per line:
 
     {"event": "start", "task", "kind": "sequence"|"token", "metric": "accuracy"|"f1", "labels", "arms",
      "sizes", "seeds", "n_train", "n_test", "jobs", "how", "skipped": [{"size"|"arm", "why"}], "notes",
@@ -38,6 +41,8 @@ import os
 import sys
 from pathlib import Path
 
+from app.contract import readouts
+
 from .tasks import TaskFormatError, list_tasks, load_task
 
 ARMS = ("readout", "full", "probe", "scratch", "ngram")
@@ -55,11 +60,23 @@ def emit(event: dict) -> None:
     print(json.dumps(event), flush=True)
 
 
+def readout_arg(text: str):
+    """--readout: a declaration in the readout vocabulary (argparse's error names the option)."""
+    try:
+        return readouts.parse_json(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"{e} (a readout is {readouts.EXAMPLE})") from None
+
+
 def add_finetune_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", default="models", help="model set folder with bert.onnx (and gpt.onnx for the whole-input readout and GPT's way)")
     p.add_argument("--task", default=None, help="shipped task name (see --list-tasks) or a .jsonl task file")
     p.add_argument("--corpus", default=None, help="with --task capitals: build the task from this text file or folder")
     p.add_argument("--arms", default=DEFAULT_ARMS, help=f"comma-separated among {', '.join(ARMS)}")
+    p.add_argument("--readout", type=readout_arg, default=None, metavar="JSON",
+                   help="how the readout arm reads the pretrained model's own head, overriding the task's declaration: "
+                   '\'{"insert": " "}\', \'{"masked": "other"}\' (+ "positions": "letters"), \'{"masked": "upper"}\' '
+                   'for a per-character task, \'{"gpt": LABEL}\' for a whole-input one, or none')
     p.add_argument("--sizes", default=DEFAULT_SIZES, help="labelled examples per fine-tune, comma-separated; 'all' = every training example")
     p.add_argument("--seeds", type=int, default=DEFAULT_SEEDS)
     p.add_argument("--steps", type=int, default=None, help="train the trained arms exactly N steps (default: the validation slice chooses "
@@ -140,6 +157,11 @@ def run(args) -> dict:
     torch.set_num_threads(max(1, args.threads))
     device = resolve_device(args.device)  # a DeviceError (a ValueError naming --device) without a GPU
     task = load_task(args.task, args.corpus)
+    if getattr(args, "readout", None) is not None:  # the command line wins over the file's and the table's
+        problem = readouts.fit_problem(args.readout, task.kind, task.labels)
+        if problem:
+            raise ValueError(f"--readout: {problem}")
+        task.meta["readout"] = args.readout
     sizes, arms = parse_sizes(args.sizes), parse_arms(args.arms)
     if args.seeds < 1:
         raise ValueError("--seeds: at least 1")
@@ -251,8 +273,15 @@ def cli(argv: list[str] | None = None) -> int:
     if args.check_task:
         from app.contract.task_format import check_task
 
-        problems = check_task(Path(args.check_task).read_bytes())
+        data = Path(args.check_task).read_bytes()
+        problems = check_task(data)
         print(json.dumps(problems, indent=1))
+        if not problems:  # what the file declares its readout to be, for a person (stdout stays the JSON list)
+            from app.contract.task_format import parse_task
+
+            task = parse_task(data)
+            where = "readout (declared on its first line)" if "readout" in task.meta else "readout (nothing declared)"
+            print(f"{where}: {readouts.words(task.meta.get('readout'), task.kind)}", file=sys.stderr)
         return 1 if problems else 0
     try:
         if not args.task:

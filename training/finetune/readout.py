@@ -15,12 +15,17 @@ characters around a [MASK], the probability of every character there):
                              (typos: a letter the model finds unlikely)                zero: > 0.99
     {"masked": "upper"}      character i replaced by [MASK]: p(its capital) / (p(capital) + p(small))
                              (capitals; not a letter: 0)                               zero: > 0.5
+    + "positions": "letters"  the readout scores letters only: any other character is never marked and
+                             the one threshold is set on letters alone (typos: a space or a mark is no typo)
 
 Whole-input tasks with two labels read the GPT: the mean log-probability per character of the text
 (a "\\n" first, as a line start): how English-like it finds it. {"gpt": LABEL} says which label the
 likelier texts have; its zero-label rule: LABEL when the text costs the GPT less than twice its own
-held-out loss (gpt.card.json, nats per character). Without "gpt" the direction is set on the labelled
-examples and there is no zero-label rule. A task declaring "none" has no readout (the arm says so).
+held-out loss (gpt.card.json, nats per character). A whole-input task is read only when it declares
+"gpt" (issue 42: GPT's likelihood means nothing for most questions; sentiment got 43 % as its "readout").
+A task declaring "none", or nothing, has no readout (the arm is skipped and says why). The vocabulary
+and its checks: app/contract/readouts.py; a task file declares it on its first line, --readout on the
+command line overrides it.
 
 Every score of a task's examples is computed once (one pass of the model per character for the
 per-character reads: the cost of this arm) and reused for every size and seed.
@@ -33,6 +38,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from app.contract import readouts
+
 from .loop import TaskData
 from ..tokenizer import CLS, MASK, SEP, UNK
 
@@ -41,41 +48,41 @@ GPT_ZERO_FACTOR = 2.0
 
 
 def declared(task) -> dict | None:
-    """The task's readout declaration, or None for "none" / undeclared per-character tasks."""
+    """The task's readout declaration, or None for "none" and for a task that declares nothing."""
     d = task.meta.get("readout")
-    if d == "none":
-        return None
-    if d is None:
-        return {} if task.kind == "sequence" else None
-    return d
+    return None if d in (None, "none") else d
 
 
 def why_not(task, has_gpt: bool) -> str | None:
     d = declared(task)
     if d is None:
-        return ("this task declares no readout (its answer is not something the pretrained heads predict)"
-                if task.meta.get("readout") == "none" else
-                "this per-character task file declares no readout (which character to read at a [MASK])")
-    if task.kind == "sequence":
-        if len(task.labels) != 2:
-            return f"the readout sets one threshold between two labels; this task has {len(task.labels)}"
-        if not has_gpt:
-            return "this model set has no GPT (gpt.onnx) to read the texts"
+        if task.meta.get("readout") == "none":
+            return "this task declares no readout (its answer is not something the pretrained heads predict)"
+        if task.kind == "sequence":
+            if len(task.labels) != 2:
+                return f"the readout sets one threshold between two labels; this task has {len(task.labels)}"
+            return ("this whole-input task declares no readout: GPT's likelihood is read only when the task says which "
+                    'label the likelier texts have ({"gpt": LABEL} on the file\'s first line, or --readout)')
+        return ("this per-character task declares no readout (which character to read at a [MASK]: "
+                '{"insert": CHARS} or {"masked": "other" | "upper"} on the file\'s first line, or --readout)')
+    problem = readouts.fit_problem(d, task.kind, task.labels)
+    if problem:
+        return problem
+    if task.kind == "sequence" and not has_gpt:
+        return "this model set has no GPT (gpt.onnx) to read the texts"
     return None
 
 
 def describe(task) -> str:
-    d = declared(task) or {}
-    if task.kind == "sequence":
-        rule = (f"zero labels: '{d['gpt']}' when the text costs the GPT less than {GPT_ZERO_FACTOR:g} x its held-out "
-                "loss per character" if "gpt" in d else "no zero-label rule declared")
-        return f"GPT's mean log-probability per character of the text; {rule}; then one threshold set on the labels"
-    if "insert" in d:
-        what = " or ".join(repr(c) for c in d["insert"])
-        return f"BERT's masked-LM head at a [MASK] inserted after each character: p({what}); zero labels: > 0.5"
-    if d.get("masked") == "upper":
-        return "BERT's masked-LM head at each masked letter: p(capital) / (p(capital) + p(small)); zero labels: > 0.5"
-    return "BERT's masked-LM head at each masked character: 1 - p(the character there); zero labels: p < 1 %"
+    return readouts.words(declared(task), task.kind)
+
+
+def scored(text: str, d: dict, keep: int) -> np.ndarray:
+    """Which characters of text[:keep] the readout scores (the declaration's "positions")."""
+    text = text[:keep]
+    if d.get("positions") == "letters":
+        return np.array([c.isalpha() for c in text], dtype=bool)
+    return np.ones(len(text), dtype=bool)
 
 
 @torch.no_grad()
@@ -120,7 +127,7 @@ def best_cut(scores: np.ndarray, gold: np.ndarray, metric: str) -> float:
     last = np.r_[s[1:] != s[:-1], True]  # only cut between distinct scores
     val = np.where(last, val, -1)
     none = 0.0 if metric == "f1" else (len(g) - pos) / max(len(g), 1)
-    i = int(np.argmax(val))
+    i = int(np.argmax(val)) if len(g) else 0
     if len(g) == 0 or val[i] <= none:
         return float(s[0]) + 1.0 if len(s) else 1.0  # marking nothing is best: a cut above every score
     return float((s[i] + s[i + 1]) / 2) if i + 1 < len(s) else float(s[i]) - 1e-9
@@ -147,13 +154,15 @@ class Readout:
             keep = data.context - 2
             self.train = [char_scores(bert, data.stoi, t, self.decl, keep) for t, _ in data.train]
             self.test = [char_scores(bert, data.stoi, t, self.decl, keep) for t, _ in data.test]
+            self.train_at = [scored(t, self.decl, keep) for t, _ in data.train]  # the positions it scores
+            self.test_at = [scored(t, self.decl, keep) for t, _ in data.test]
             self.zero_cut = ZERO_CUT["insert" if "insert" in self.decl else self.decl.get("masked", "other")]
 
     def _answer(self, scores, cut: float, high: int):
         if self.data.kind == "sequence":
             return np.where(scores > cut, high, 1 - high).astype(int).tolist()
         other = 1 - self.positive
-        return [np.where(s > cut, self.positive, other).astype(int).tolist() for s in scores]
+        return [np.where(at & (s > cut), self.positive, other).astype(int).tolist() for s, at in zip(scores, self.test_at)]
 
     def zero(self) -> tuple[list, dict] | None:
         """Test predictions of the declared zero-label rule, or None when the task declares none."""
@@ -175,8 +184,8 @@ class Readout:
             info = {"above": self.data.labels[high]}
         else:
             keep = self.data.context - 2
-            s = np.concatenate([self.train[i] for i in fit])
-            y = np.concatenate([np.asarray(self.data.train[i][1][:keep]) for i in fit]) == self.positive
+            s = np.concatenate([self.train[i][self.train_at[i]] for i in fit])
+            y = np.concatenate([np.asarray(self.data.train[i][1][:keep])[self.train_at[i]] for i in fit]) == self.positive
             cut, high, info = best_cut(s, y.astype(int), "f1"), self.positive, {}
         return self._answer(self.test, cut, high), {"steps": 0, "threshold": round(float(cut), 4),
                                                     "rule": "one threshold on the labelled examples", **info}

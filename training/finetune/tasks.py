@@ -20,11 +20,13 @@ spelling and backwards are the pretraining objective in disguise ("does this loo
 letters?"): GPT's likelihood alone, with no labels taught, separates them (the readout arm shows
 it). They stay as the lab's easy, honest demonstrations of that.
 
-"readout" (issue 32): how the readout arm reads the pretrained model's own head for the task
-(training/finetune/readout.py): {"insert": CHARS} / {"masked": "other" | "upper"} for BERT's
-masked-LM head, {"gpt": LABEL} for a whole text (LABEL = what the likelier texts are), "none" for
-no readout. Whole-input tasks with two labels and no declaration get the GPT read with a threshold
-only (no zero-label rule); per-character task files without one have no readout.
+"readout" (issue 32, issue 42): how the readout arm reads the pretrained model's own head for the task
+(training/finetune/readout.py; the vocabulary and its checks: app/contract/readouts.py): {"insert": CHARS}
+/ {"masked": "other" | "upper"} (+ "positions": "letters") for BERT's masked-LM head, {"gpt": LABEL}
+for a whole text (LABEL = what the likelier texts are), "none" for no readout. A task file may declare
+its own on its first line ({"readout": {...}}), which wins over this table's entry for that file;
+`--readout JSON` wins over both. A task with no declaration has no readout: no per-character read,
+and no GPT likelihood for a whole-input task (it means nothing for most questions).
 
 CANDIDATES: tasks measured for where pretraining could matter beyond that (issue 26), runnable by
 name (`--task spaces`), built by training/finetune/candidates.py; sentiment and plays, the lab's
@@ -140,15 +142,17 @@ def load_task(name_or_file: str, corpus: str | None = None, seed: int = 0) -> Ta
     if name_or_file in SHIPPED or name_or_file in CANDIDATES:
         entry = SHIPPED.get(name_or_file) or CANDIDATES[name_or_file]
         task = parse_task((TASKS_DIR / entry["file"]).read_bytes(), name_or_file, seed)
+        own = task.meta  # a declaration on the file's first line wins over the table's
         task.meta = {"description": entry["description"], "provenance": entry["provenance"]}
-        if "readout" in entry:
-            task.meta["readout"] = entry["readout"]
+        if "readout" in own or "readout" in entry:
+            task.meta["readout"] = own.get("readout", entry.get("readout"))
         return task
     path = Path(name_or_file)
     if not path.is_file():
         raise FileNotFoundError(f"--task: {name_or_file!r} is neither a shipped task ({', '.join(SHIPPED)}) nor a file")
     task = parse_task(path.read_bytes(), path.stem, seed)
-    task.meta = {"description": f"task file {path.name}", "provenance": "uploaded / given on the command line"}
+    task.meta = {"description": f"task file {path.name}", "provenance": "uploaded / given on the command line",
+                 **task.meta}  # its readout, when its first line declares one
     return task
 
 
