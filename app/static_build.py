@@ -229,8 +229,9 @@ def half_weights(part: dict) -> dict:
     so: `storage` fp16, and the check's figures (how often the server's answers came out the same) stay."""
     half = part.pop("fp16", None)
     if not isinstance(half, dict):
-        return part  # already float16 (its check passed: the same answers), or none written
+        return part  # already float16 (its check passed: the same answers), none written, or an attention graph
     part.pop("url", None)
+    part.pop("weights", None)  # the float16 copy holds its own weights (the attention graph keeps the float32 file)
     return {**part, **half, "storage": "fp16"}
 
 
@@ -248,16 +249,19 @@ def write_web(out: Path, client, settings: Settings, models_dir: Path, default: 
     sets = out / "web" / "models"
     (sets / default).mkdir(parents=True)
     for part in manifest["models"].values():
-        source = models_dir / WEB_DIR / part["file"]
-        packed = source.with_name(source.name + ".gz")
-        target = sets / default / (part["file"] + ".gz")
-        if packed.is_file():
-            shutil.copyfile(packed, target)
-        else:  # a checkout without the .gz copies
-            target.write_bytes(gzip.compress(source.read_bytes(), compresslevel=9, mtime=0))
-        part.pop("url", None)
-        part["packed"] = f"../{default}/{target.name}"
-        part["gzip_bytes"] = target.stat().st_size
+        for piece in [part] + ([part["weights"]] if isinstance(part.get("weights"), dict) else []):
+            source = models_dir / WEB_DIR / piece["file"]  # a graph, or the weights file two graphs share
+            packed = source.with_name(source.name + ".gz")
+            target = sets / default / (piece["file"] + ".gz")
+            if target.is_file():
+                pass  # a shared weights file: written once
+            elif packed.is_file():
+                shutil.copyfile(packed, target)
+            else:  # a checkout without the .gz copies
+                target.write_bytes(gzip.compress(source.read_bytes(), compresslevel=9, mtime=0))
+            piece.pop("url", None)
+            piece["packed"] = f"../{default}/{target.name}"
+            piece["gzip_bytes"] = target.stat().st_size
     for key in DEVICE_EXTRAS:  # Objectives' ELECTRA strip and the attention page run on the device too
         if key in manifest["models"]:
             continue  # a web copy already

@@ -22,8 +22,8 @@ def attention(req: AttentionRequest, registry: deps.RegistryDep):
     its two streams for the order `seed` draws), each checked against the served model."""
     models = registry.get(req.model)
     # an optional family (T5, PLM) is shown where the set has it with its inspection graph, else null
-    shown = [s.name for s in for_page("attention")
-             if not s.optional or (s.name in models.meta.families and inspect.has_graph(models, s.name))]
+    shown = [s.name for s in for_page("attention") if (req.families is None or s.name in req.families)
+             and (not s.optional or (s.name in models.meta.families and inspect.has_graph(models, s.name)))]
     for family in shown:
         registry.task(family, req.model)  # 404 / 409 / 503 naming `model` first
     ids, unknown = models.vocab.encode(req.text)

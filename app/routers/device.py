@@ -39,7 +39,7 @@ WEB_DIR, MANIFEST = "web", "manifest.json"
 ENGINE_DIR = Path("vendor") / "onnxruntime-web"
 ENGINE_FILES = {"module": "ort-wasm-simd-threaded.js", "wasm": "ort-wasm-simd-threaded.wasm"}
 IMMUTABLE = "public, max-age=31536000, immutable"
-MODEL_FILE = re.compile(r"^[a-z]+\.[0-9a-f]{16}\.onnx$")
+MODEL_FILE = re.compile(r"^[a-z0-9_]+\.[0-9a-f]{16}\.(onnx|bin)$")  # a graph, or weights graphs share
 ENGINE_FILE = re.compile(r"^(?P<stem>[A-Za-z0-9_.-]+)\.(?P<hash>[0-9a-f]{16})\.(?P<ext>js|wasm)$")
 TYPES = {"js": "text/javascript; charset=utf-8", "wasm": "application/wasm"}
 GZIP_TYPE = "application/gzip"
@@ -112,9 +112,12 @@ def read_manifest(folder: Path) -> dict | None:
 
 def set_manifest(manifest: dict, set_id: str, name: str, engine: dict) -> dict:
     """The manifest as the browser reads it: the set's own plus the URLs of every file (`packed`: its
-    gzip copy, `gzip_bytes` long, the one the browser downloads)."""
-    models = {fam: {**part, "url": f"/web/models/{set_id}/{part['file']}",
-                    "packed": f"/web/models/{set_id}/{part['file']}.gz"} for fam, part in manifest["models"].items()}
+    gzip copy, `gzip_bytes` long, the one the browser downloads), a shared weights file's too."""
+    def at(part: dict) -> dict:
+        return {**part, "url": f"/web/models/{set_id}/{part['file']}", "packed": f"/web/models/{set_id}/{part['file']}.gz"}
+
+    models = {fam: {**at(part), **({"weights": at(part["weights"])} if isinstance(part.get("weights"), dict) else {})}
+              for fam, part in manifest["models"].items()}
     return {**manifest, "id": set_id, "name": name, "models": models, "engine": engine}
 
 

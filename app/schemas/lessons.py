@@ -59,6 +59,9 @@ class AttentionRequest(Strict):
         "Which head's weights to send (0-based); -1 = the mean over the heads. Must be below the models' n_head."))
     seed: int = Field(0, ge=0, le=MAX_SEED, description=(
         "The random order a permuted family (PLM) reads in: 0 .. n-1 shuffled by the random stream with this seed."))
+    families: list[Literal[tuple(s.name for s in for_page("attention"))]] | None = Field(None, max_length=8, description=(
+        "Only these families' weights (the others null): a device that has GPT and BERT but not yet T5's and PLM's "
+        "weights asks for those it has. Default: every family the page shows."))
 
 
 class AttentionMaps(BaseModel):
@@ -78,11 +81,12 @@ class AttentionMaps(BaseModel):
 
 
 # One entry per family the attention page shows (its spec lists "attention"), named by the family.
-# An optional family (a set is whole without it) is null when the set has none or no inspection graph of it.
+# Null for a family the request's `families` left out, and for an optional family (a set is whole
+# without it) the set has no inspection graph of.
 AttentionResponse = create_model("AttentionResponse", **{
-    s.name: ((AttentionMaps | None, Field(None, description=f"{s.label}'s weights ({s.attention} attention); null when "
-                                                             f"this set has no {s.label} with an inspection graph."))
-             if s.optional else (AttentionMaps, Field(description=f"{s.label}'s weights ({s.attention} attention).")))
+    s.name: (AttentionMaps | None, Field(None, description=f"{s.label}'s weights ({s.attention} attention); null when "
+                                                           "not asked for" + (f", or when this set has no {s.label} with an "
+                                                                              "inspection graph" if s.optional else "") + "."))
     for s in for_page("attention")},
     unknown_chars=(list[UnknownChar], ...))
 

@@ -79,7 +79,9 @@ function draw(node) {
 async function halfNote() {
   const manifest = await manifestFor(modelId() || "default");
   const mine = (name) => !pageFamily || [].concat(pageFamily).includes(name); // the page's own model(s), when it says
-  const parts = Object.entries(manifest.models).filter(([name, p]) => p.storage === "fp16" && p.fp16_check && mine(name));
+  // only where the check found a difference (an export asked for it); a copy that passed gives the server's answers
+  const parts = Object.entries(manifest.models).filter(([name, p]) => p.storage === "fp16" && p.fp16_check &&
+    p.fp16_check.ok === false && mine(name));
   if (!parts.length) return "";
   const rates = parts.map(([name, p]) => {
     const c = p.fp16_check;

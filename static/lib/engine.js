@@ -40,18 +40,21 @@ const MANIFEST_TIMEOUT_MS = 6000;
 const stats = { readyMs: null };
 
 export class Engine {
-  /* bytesOf(family) -> the model's bytes (a promise), fetched when that model is first needed. */
-  constructor(ort, manifest, bytesOf) {
+  /* bytesOf(family) -> the model's bytes (a promise), fetched when that model is first needed;
+     weightsOf(family) -> the bytes of the weights file its graph reads (the manifest's `weights`: one
+     file a family's plain graph and its attention graph share, training/export/web.py). */
+  constructor(ort, manifest, bytesOf, weightsOf = async () => null) {
     this.ort = ort;
     this.manifest = manifest;
     this.bytesOf = bytesOf;
+    this.weightsOf = weightsOf;
     this.sessions = {}; // family -> Promise of its InferenceSession
     this.vocab = new Vocab(manifest.vocab.chars);
     this.queue = Promise.resolve(); // one model run at a time (onnxruntime-web runs one per session)
   }
 
-  static create(ort, manifest, bytes) {
-    return new Engine(ort, manifest, async (family) => bytes[family]);
+  static create(ort, manifest, bytes) { // bytes: family -> its graph; "<family>:weights" -> its weights file
+    return new Engine(ort, manifest, async (family) => bytes[family], async (family) => bytes[family + ":weights"]);
   }
 
   config(family) {
@@ -64,8 +67,11 @@ export class Engine {
   load(family) {
     this.config(family);
     if (!this.sessions[family]) {
+      const part = this.manifest.models[family];
       const options = { executionProviders: ["wasm"], graphOptimizationLevel: "all" };
-      this.sessions[family] = this.bytesOf(family).then((data) => this.ort.InferenceSession.create(data, options));
+      this.sessions[family] = Promise.all([this.bytesOf(family), part.weights ? this.weightsOf(family) : null])
+        .then(([data, weights]) => this.ort.InferenceSession.create(data, weights
+          ? Object.assign({ externalData: [{ path: part.weights.location, data: weights }] }, options) : options));
       this.sessions[family].catch(() => { delete this.sessions[family]; });
     }
     return this.sessions[family];
@@ -113,9 +119,9 @@ function resolved(manifest, url) {
   const at = (u) => new URL(u, url).href;
   const engine = manifest.engine;
   const models = {};
+  const file = (part) => Object.assign({}, part, { fetch: at(part.packed || part.url), fetchBytes: part.packed ? part.gzip_bytes : part.bytes });
   for (const [family, part] of Object.entries(manifest.models)) {
-    models[family] = Object.assign({}, part, { fetch: at(part.packed || part.url),
-      fetchBytes: part.packed ? part.gzip_bytes : part.bytes });
+    models[family] = Object.assign(file(part), part.weights ? { weights: file(part.weights) } : {});
   }
   return Object.assign({}, manifest, { models, quiz: manifest.quiz ? at(manifest.quiz) : null, engine: Object.assign({}, engine, { module: at(engine.module),
     fetch: at(engine.wasm_packed || engine.wasm), fetchBytes: engine.wasm_packed ? engine.wasm_packed_bytes : engine.wasm_bytes }) });
@@ -191,10 +197,16 @@ export async function plan(model, family) {
   const manifest = await manifestOf(model || "default");
   const files = [{ url: manifest.engine.fetch, bytes: manifest.engine.fetchBytes }];
   for (const f of chosen(manifest, family)) {
-    const part = manifest.models[f];
-    if (part) files.push({ url: part.fetch, bytes: part.fetchBytes });
+    for (const part of filesOf(manifest.models[f])) {
+      if (!files.some((x) => x.url === part.fetch)) files.push({ url: part.fetch, bytes: part.fetchBytes }); // a shared file once
+    }
   }
   return { bytes: await downloads.missing(files), total: files.reduce((sum, f) => sum + f.bytes, 0) };
+}
+
+/* A model's files: its graph, and the weights file it reads (shared with its family's other graph). */
+function filesOf(part) {
+  return part ? [part].concat(part.weights ? [part.weights] : []) : [];
 }
 
 export const onProgress = downloads.onProgress;
@@ -207,8 +219,14 @@ function engineOf(model) {
     const loading = (async () => {
       const manifest = await manifestOf(set);
       const ort = await loadOrt(manifest.engine);
+      const shared = new Map(); // a weights file's url -> its bytes (a promise): fetched once for both graphs
+      const weightsOf = (family) => {
+        const w = manifest.models[family].weights;
+        if (!shared.has(w.fetch)) shared.set(w.fetch, fetched(w.fetch, w.fetchBytes).then((data) => new Uint8Array(data)));
+        return shared.get(w.fetch);
+      };
       return new Engine(ort, manifest, async (family) => new Uint8Array(await fetched(manifest.models[family].fetch,
-        manifest.models[family].fetchBytes)));
+        manifest.models[family].fetchBytes)), weightsOf);
     })();
     engines.set(set, loading);
     loading.catch(() => engines.delete(set));
@@ -221,8 +239,8 @@ export async function ready(model, family) {
   const started = performance.now();
   const manifest = await manifestOf(model || "default");
   for (const f of chosen(manifest, family)) { // the models download beside the engine
-    const part = manifest.models[f];
-    if (part && !(engines.has(model || "default"))) downloads.prefetch(part.fetch, part.fetchBytes);
+    if (engines.has(model || "default")) break;
+    for (const part of filesOf(manifest.models[f])) downloads.prefetch(part.fetch, part.fetchBytes);
   }
   const engine = await engineOf(model);
   await Promise.all(chosen(engine.manifest, family).map((f) => engine.load(f)));

@@ -40,8 +40,12 @@ function check(body) {
   if (Array.from(text).length > MAX_ATTENTION_CHARS) {
     throw new EngineError("text: String should have at most " + MAX_ATTENTION_CHARS + " characters", "text");
   }
+  const families = body.families === undefined || body.families === null ? null : body.families;
+  if (families !== null && !(Array.isArray(families) && families.length <= 8 && families.every((f) => PIECES[f] && PIECES[f].mask))) {
+    throw new EngineError("families: must be a list of the families the attention page shows", "families");
+  }
   return { text, pad: wholeIn(body, "pad", 2, 0, MAX_PAD), layer: wholeIn(body, "layer", -1, -1, MAX_VIEW_INDEX),
-    head: wholeIn(body, "head", -1, -1, MAX_VIEW_INDEX), seed: wholeIn(body, "seed", 0, 0, MAX_SEED) };
+    head: wholeIn(body, "head", -1, -1, MAX_VIEW_INDEX), seed: wholeIn(body, "seed", 0, 0, MAX_SEED), families };
 }
 
 /* Every layer's weights of one inspection graph: weights[layer] is a flat (n_head, T, T) array. */
@@ -98,7 +102,8 @@ function summarise(family, { weights, part }, T, allowed, layer, head) {
 export async function attention(engine, body) {
   const req = check(body);
   const [ids, unknown] = engine.vocab.encode(req.text);
-  const keys = Object.keys(engine.manifest.models).filter((k) => k.endsWith(ATTN));
+  const keys = Object.keys(engine.manifest.models).filter((k) => k.endsWith(ATTN) &&
+    (req.families === null || req.families.includes(k.slice(0, -ATTN.length))));
   if (!keys.length) await weightsOf(engine, "none" + ATTN, ids); // the refusal that names `model`
   const size = engine.vocab.size;
   const special = { CLS, SEP, PAD, MASK, sentinel: (k) => size + k };
@@ -118,5 +123,6 @@ export const onDevice = {
   attention: async (body) => attention(await engineFor(body && body.model), body),
 };
 
-/* The models this page downloads ahead (lib/compute.js warmUp): the inspection graphs only. */
-export const INSPECTION = (key) => key.endsWith(ATTN);
+/* The models this page downloads ahead (lib/compute.js warmUp): the inspection graphs of `families`
+   (those the page shows at once; the optional ones, T5's and PLM's, when the student asks). */
+export const inspection = (families) => (key) => key.endsWith(ATTN) && families.includes(key.slice(0, -ATTN.length));

@@ -7,9 +7,10 @@
 import { el, clear, $, debounce, typingTarget } from "../lib/dom.js";
 import { charName, pct, cut } from "../lib/text.js";
 import { clearError } from "../lib/errors.js";
-import { latest } from "../lib/api.js";
+import { latest, families } from "../lib/api.js";
 import { ask, badge, isStatic, lastWhere, warmUp } from "../lib/compute.js";
-import { onDevice, INSPECTION } from "../lib/engine_attention.js";
+import { onDevice, inspection } from "../lib/engine_attention.js";
+import { plan, manifestFor } from "../lib/engine.js";
 import { urlState, isProjector } from "../lib/state.js";
 import { slides } from "../lib/slides.js";
 import { table } from "../lib/charts.js";
@@ -21,8 +22,19 @@ const MAX = 24;
 
 export function weights(view) {
   const picked = urlState({ layer: -1, head: -1, vals: false });
+  // In a static copy the device downloads what it computes: GPT's and BERT's attention graphs read the
+  // weights Generation and Mask-Fill already brought (one file each); the optional families' (T5, PLM)
+  // come only when the student asks (`more`). On a server every family is asked for.
+  const specs = families().catch(() => []);
+  let more = false;
+  async function wanted() {
+    if (!isStatic()) return null;
+    const list = await specs;
+    return list.filter((f) => f.pages.includes("attention") && (more || !f.optional)).map((f) => f.name);
+  }
   const pick = picked.values; // layer, head, vals
   let data = null;
+  let asked = null; // the families the last request named (null: all)
   const loads = latest(); // the latest answer wins
   const layerSel = $("#aw-layer");
   const headSel = $("#aw-head");
@@ -52,8 +64,7 @@ export function weights(view) {
       const node = boxes()[k];
       const d = data[name];
       if (!d) {
-        clear(node).append(el("p", { class: "note", text: label(name) + ": this model set has no " + label(name) +
-          " with an attention copy, so only its rule is drawn above (the Train page can train one)." }));
+        clear(node).append(asked && !asked.includes(name) ? later(name) : none(name));
         return;
       }
       const layout = layouts[name] = masked(name, chars, v);
@@ -82,6 +93,29 @@ export function weights(view) {
       })))));
   }
 
+  const none = (name) => el("p", { class: "note", text: label(name) + ": this model set has no " + label(name) +
+    " with an attention copy, so only its rule is drawn above (the Train page can train one)." });
+
+  /* A family this device has not downloaded yet (a static copy's T5 or PLM): its size, and a button. */
+  function later(name) {
+    const note = el("p", { class: "note" }, [label(name) + "'s real weights need its attention graph on this device. "]);
+    manifestFor().then((m) => { if (!m.models[name + "_attn"]) note.replaceWith(none(name)); }).catch(() => {});
+    const go = el("button", { type: "button", class: "btn secondary", text: "Download the other models' attention graphs" });
+    go.addEventListener("click", () => {
+      more = true;
+      warmUp(inspection(Object.keys(data || {}).filter((k) => k !== "unknown_chars")));
+      load();
+    });
+    note.append(go);
+    specs.then(async (list) => {
+      const optional = list.filter((f) => f.optional && f.pages.includes("attention"));
+      const { bytes } = await plan(undefined, inspection(optional.map((f) => f.name)));
+      go.textContent = "Download " + optional.map((f) => f.label + "'s").join(" and ") + " attention graphs" +
+        (bytes > 0 ? " (" + (bytes / 1e6).toFixed(1) + " MB)" : "");
+    }).catch(() => {});
+    return note;
+  }
+
   function fillSelect(sel, n, word, current) {
     clear(sel);
     sel.appendChild(el("option", { value: "-1", text: word === "layer" ? "mean of all layers" : "mean of the heads" }));
@@ -100,6 +134,8 @@ export function weights(view) {
     }
     const current = loads.begin();
     const body = { text, pad: v.pad, seed: v.seed, layer: Math.round(pick.layer), head: Math.round(pick.head) };
+    asked = await wanted();
+    if (asked) body.families = asked;
     try {
       const r = await ask("/api/attention", body, onDevice.attention); // the server, or this device
       if (!current()) return;
@@ -140,7 +176,7 @@ export function weights(view) {
   });
   boxes(); // made now: the projector's slides find the section by its heatmaps' boxes
   badge($("#aw-status")); // where the weights are computed: this server or this device
-  if (isStatic()) warmUp(INSPECTION); // the static copy: the inspection graphs download now
+  if (isStatic()) wanted().then((list) => warmUp(inspection(list))); // the static copy: those inspection graphs download now
   load();
   if (isProjector()) slides(document.querySelectorAll("main > section.panel:has(.grid-4 .grid-scroll, .grid-4 .heat-wrap)")); // one set of grids at a time, ←/→
   return { reload, draw };

@@ -20,7 +20,10 @@ ort.env.wasm.wasmBinary = fs.readFileSync(path.join(vendor, "ort-wasm-simd-threa
 const { Engine, route } = await import(path.join(tmp, "lib", "engine.js"));
 const manifest = JSON.parse(fs.readFileSync(path.join(modelsDir, "web", "manifest.json")));
 const bytes = {};
-for (const [fam, part] of Object.entries(manifest.models)) bytes[fam] = fs.readFileSync(path.join(modelsDir, "web", part.file));
+for (const [fam, part] of Object.entries(manifest.models)) {
+  bytes[fam] = fs.readFileSync(path.join(modelsDir, "web", part.file));
+  if (part.weights) bytes[fam + ":weights"] = fs.readFileSync(path.join(modelsDir, "web", part.weights.file)); // shared by a family's two graphs
+}
 for (const card of fs.readdirSync(modelsDir).filter((f) => f.endsWith(".card.json"))) {
   // a family without a web copy (ELECTRA, T5): its served graph, as the static copy ships it (app/static_build.py)
   const fam = card.slice(0, -".card.json".length);
@@ -33,10 +36,14 @@ const inspection = path.join(modelsDir, "inspection.json");
 for (const file of fs.readdirSync(modelsDir).filter((f) => f.endsWith(".attn.onnx")).map((f) => path.join(modelsDir, f))) {
   // the attention page's inspection graphs (the static copy ships them; its logits figure is the server's at export, here the set's inspection.json)
   const family = path.basename(file, ".attn.onnx");
-  bytes[family + "_attn"] = fs.readFileSync(file);
   const recorded = fs.existsSync(inspection) ? JSON.parse(fs.readFileSync(inspection))[family] : null;
-  manifest.models[family + "_attn"] = { config: JSON.parse(fs.readFileSync(path.join(modelsDir, family + ".card.json"))).config,
-    served_logits_max_abs_diff: recorded ? recorded.parity.logits : null };
+  const measured = { served_logits_max_abs_diff: recorded ? recorded.parity.logits : null };
+  if (manifest.models[family + "_attn"]) { // a web copy that reads its family's weights file
+    Object.assign(manifest.models[family + "_attn"], measured);
+    continue;
+  }
+  bytes[family + "_attn"] = fs.readFileSync(file);
+  manifest.models[family + "_attn"] = Object.assign({ config: JSON.parse(fs.readFileSync(path.join(modelsDir, family + ".card.json"))).config }, measured);
 }
 const engine = Engine.create(ort, manifest, bytes);
 const { attention } = await import(path.join(tmp, "lib", "engine_attention.js"));

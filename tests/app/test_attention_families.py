@@ -99,8 +99,17 @@ def test_a_bad_seed_is_refused_naming_it(client, body):
     assert r.status_code == 422 and r.json()["parameter"] == "seed"
 
 
+def test_a_device_asks_only_for_the_families_it_has(client):
+    """A static copy's page asks for GPT and BERT at once and T5 or PLM when the student downloads them."""
+    out = client.post("/api/attention", json={"text": "abc", "families": ["gpt", "plm"]}).json()
+    assert out["gpt"] and out["plm"] and out["bert"] is None and out["t5"] is None
+    r = client.post("/api/attention", json={"text": "abc", "families": ["electra"]})
+    assert r.status_code == 422 and r.json()["parameter"] == "families"
+
+
 CASES = [
     ["/api/attention", {"text": "to be or not", "pad": 2, "seed": 5}],
+    ["/api/attention", {"text": "to be or not", "families": ["bert", "t5"]}],
     ["/api/attention", {"text": "caf\u00e9 \U0001F600 the sea!", "pad": 0, "layer": 1, "head": 1, "seed": 99}],
     ["/api/attention", {"text": "a", "seed": 0}],
     ["/api/attention", {"text": "abc", "seed": -1}],
@@ -110,11 +119,11 @@ CASES = [
 @pytest.mark.skipif(NODE is None, reason="node is not installed")
 def test_the_device_draws_the_same_four(four_set, tmp_path):
     server, engine = run_server(four_set, CASES, tmp_path), run_engine(four_set, CASES, tmp_path)
-    assert [r["status"] for r in server] == [200, 200, 200, 422]
+    assert [r["status"] for r in server] == [200, 200, 200, 200, 422]
     for s, e in zip(server, engine, strict=True):
         assert e["status"] == s["status"], (s, e)
         if s["status"] == 200:
-            assert s["json"]["t5"] and s["json"]["plm"]
+            assert s["json"]["t5"] and (s["json"]["plm"] or s["json"]["gpt"] is None)
             assert_same_attention(s["json"], e["json"])
         else:  # the same refusal, naming the same parameter (the wording is each side's own, as for pad and layer)
             assert e["json"]["parameter"] == s["json"]["parameter"] == "seed"

@@ -10,7 +10,7 @@ import numpy as np
 import onnx
 import pytest
 
-from training.export.web import MANIFEST, WEB_DIR, check_gpt, fp16_graph, write_web_copies
+from training.export.web import ATTN, MANIFEST, WEB_DIR, check_gpt, fp16_graph, gpt_text, write_web_copies
 
 
 @pytest.fixture
@@ -42,21 +42,66 @@ def test_web_copies_are_hashed_gzipped_and_checked(set_copy):
     web = set_copy / WEB_DIR
     assert json.loads((web / MANIFEST).read_text()) == manifest
     assert manifest["vocab"]["chars"] == json.loads((set_copy / "vocab.json").read_text())["chars"]
-    assert set(manifest["models"]) == {"gpt", "bert"}
+    # a float32 copy shares its weights file with the family's attention graph (one more entry)
+    shared = {f + ATTN for f in ("gpt", "bert") if manifest["models"][f]["storage"] == "fp32"}
+    assert set(manifest["models"]) == {"gpt", "bert"} | shared
     for fam, part in manifest["models"].items():
         data = (web / part["file"]).read_bytes()
         assert part["file"] == f"{fam}.{hashlib.sha256(data).hexdigest()[:16]}.onnx" and part["sha256"] == hashlib.sha256(data).hexdigest()
         assert gzip.decompress((web / (part["file"] + ".gz")).read_bytes()) == data
         assert part["bytes"] == len(data) and part["gzip_bytes"] == (web / (part["file"] + ".gz")).stat().st_size
+        if fam.endswith(ATTN):
+            continue  # test_a_family_and_its_attention_graph_share_one_weights_file
         check = part["fp16_check"]
-        # fp16 storage only where it keeps the answers; otherwise the float32 graph itself
+        # fp16 storage only where it keeps the answers; otherwise the float32 graph, its weights in the shared file
         assert part["storage"] == ("fp16" if check["ok"] else "fp32")
         if part["storage"] == "fp32":
-            assert data == (set_copy / f"{fam}.onnx").read_bytes()
+            assert ("weights" in part) == (fam + ATTN in shared)
         else:
             assert len(data) < 0.8 * part["fp32_bytes"]
         assert part["config"]["context"] == json.loads((set_copy / f"{fam}.card.json").read_text())["config"]["context"]
     assert manifest["models"]["gpt"]["fp16_check"]["texts"] == 12
+
+
+def shared_session(web, part, tmp_path):
+    """onnxruntime on a web copy that reads its weights file: the two files side by side, the weights
+    under the name the graph gives them."""
+    import onnxruntime as ort
+
+    folder = tmp_path / part["file"]
+    folder.mkdir()
+    shutil.copyfile(web / part["file"], folder / "model.onnx")
+    shutil.copyfile(web / part["weights"]["file"], folder / part["weights"]["location"])
+    return ort.InferenceSession(str(folder / "model.onnx"), providers=["CPUExecutionProvider"])
+
+
+def test_a_family_and_its_attention_graph_share_one_weights_file(set_copy, tmp_path):
+    """Issue 44 must 2: the attention page's graph reads the weights the plain graph's copy reads, one
+    file, so a student who has the family's model downloads only the graph's structure for The mask;
+    both compute exactly what the full graphs compute."""
+    import onnxruntime as ort
+
+    manifest = write_web_copies(set_copy)
+    web = set_copy / WEB_DIR
+    fam = next(f for f in ("gpt", "bert") if manifest["models"][f]["storage"] == "fp32")
+    plain, attn = manifest["models"][fam], manifest["models"][fam + ATTN]
+    assert plain["weights"] == attn["weights"] and plain["weights"]["file"].startswith(fam + "_weights.")
+    weights = (web / plain["weights"]["file"]).read_bytes()
+    assert plain["weights"]["sha256"] == hashlib.sha256(weights).hexdigest()
+    full_attn = (set_copy / f"{fam}.attn.onnx").stat().st_size
+    assert attn["shared_tensors"] > attn["own_tensors"] and attn["bytes"] < 0.5 * full_attn  # (the tiny graph: nodes weigh too)
+    assert plain["bytes"] + len(weights) < 1.1 * (set_copy / f"{fam}.onnx").stat().st_size  # nothing twice
+    full = ort.InferenceSession(str(set_copy / f"{fam}.attn.onnx"), providers=["CPUExecutionProvider"])
+    ids = np.array([[10, 20, 30, 11, 12, 13, 14]], dtype=np.int64)
+    feeds = {"input_ids": ids} | ({"token_type_ids": np.zeros_like(ids)} if fam == "bert" else {})
+    for a, b in zip(full.run(None, feeds), shared_session(web, attn, tmp_path).run(None, feeds)):
+        assert np.array_equal(a, b)
+    if fam == "gpt":  # the plain copy: the same texts as the float32 graph, greedy and seeded
+        config = plain["config"]
+        whole = ort.InferenceSession(str(set_copy / "gpt.onnx"), providers=["CPUExecutionProvider"])
+        mine = shared_session(web, plain, tmp_path)
+        for seed in (None, 3):
+            assert gpt_text(whole, config, [10, 20, 30], 40, seed) == gpt_text(mine, config, [10, 20, 30], 40, seed)
 
 
 def test_unchanged_sets_keep_their_copies_and_stale_files_go(set_copy):

@@ -17,6 +17,14 @@ for ever) and written with a gzip copy beside it (.gz, level 9, once: never per 
 `web/manifest.json` lists them with what the engine needs to run them without the server:
 the vocabulary, each model's config, the sizes and the check.
 
+Where the set has a family's attention inspection graph (<family>.attn.onnx, the attention page's)
+and the family's web copy keeps float32 weights, the two graphs share ONE weights file (issue 44:
+the inspection graph's tensors are the plain graph's): the plain copy's every tensor moves into
+<family>_weights.<hash>.bin, and <family>_attn.<hash>.onnx reads from it every tensor that is the
+same (type, shape and bytes), keeping only its own; both name it WEIGHTS_LOCATION, which the browser's
+engine hands onnxruntime-web as external data (static/lib/engine.js). A student who opened Generation
+and Mask-Fill then downloads only the attention graphs' structure for The mask.
+
 `python -m training web-copies FOLDER...` adds them to existing set folders (the writer of new
 sets, training/export/model_set.py, calls `write_web_copies` itself).
 """
@@ -38,6 +46,9 @@ from ..families import FAMILIES, family
 
 WEB_DIR, MANIFEST = "web", "manifest.json"
 FORMAT = 1
+ATTN = "_attn"  # the manifest key of a family's inspection graph (app/static_build.py names it the same)
+WEIGHTS_LOCATION = "weights.bin"  # what both graphs call their shared weights file (external data)
+SHARE_MIN_BYTES = 64  # smaller tensors (scalars, shapes) stay inside their graph
 
 
 def web_families() -> tuple[str, ...]:
@@ -179,10 +190,52 @@ def _write(path: Path, data: bytes) -> None:
         raise
 
 
-def _copy(web: Path, fam: str, data: bytes, keep: set) -> dict:
-    """web/<fam>.<hash>.onnx and its .gz: {file, sha256, bytes, gzip_bytes}."""
+def _external(init, offset: int, length: int) -> None:
+    """Point an initializer at the shared weights file (its bytes leave the graph)."""
+    for field in ("raw_data", "float_data", "int32_data", "int64_data", "double_data", "uint64_data"):
+        init.ClearField(field)
+    init.data_location = TensorProto.EXTERNAL
+    del init.external_data[:]
+    for key, value in (("location", WEIGHTS_LOCATION), ("offset", str(offset)), ("length", str(length))):
+        entry = init.external_data.add()
+        entry.key, entry.value = key, value
+
+
+def shared(plain: bytes, attn: bytes) -> tuple[bytes, bytes, bytes, dict]:
+    """(plain graph, attention graph, weights file): the plain graph's tensors moved into one file
+    (64-byte aligned), and the attention graph's tensors that are the same (type, shape, bytes) read
+    from it too. Counts: how many of the attention graph's tensors are shared, how many its own."""
+    p, a = onnx.load_from_string(plain), onnx.load_from_string(attn)
+    blob, where = bytearray(), {}
+
+    def key(init) -> tuple:
+        raw = numpy_helper.to_array(init).tobytes()
+        return (init.data_type, tuple(init.dims), hashlib.sha256(raw).hexdigest()), raw
+
+    for init in p.graph.initializer:
+        k, raw = key(init)
+        if len(raw) < SHARE_MIN_BYTES:
+            continue
+        if k not in where:
+            blob += b"\0" * (-len(blob) % 64)
+            where[k] = (len(blob), len(raw))
+            blob += raw
+        _external(init, *where[k])
+    own = same = 0
+    for init in a.graph.initializer:
+        k, raw = key(init)
+        if len(raw) >= SHARE_MIN_BYTES and k in where:
+            _external(init, *where[k])
+            same += 1
+        else:
+            own += 1
+    return p.SerializeToString(), a.SerializeToString(), bytes(blob), {"shared_tensors": same, "own_tensors": own}
+
+
+def _copy(web: Path, fam: str, data: bytes, keep: set, ext: str = "onnx") -> dict:
+    """web/<fam>.<hash>.<ext> and its .gz: {file, sha256, bytes, gzip_bytes}."""
     digest = hashlib.sha256(data).hexdigest()
-    name = f"{fam}.{digest[:16]}.onnx"
+    name = f"{fam}.{digest[:16]}.{ext}"
     packed = gzip.compress(data, compresslevel=9, mtime=0)
     if not (web / name).is_file() or hashlib.sha256((web / name).read_bytes()).hexdigest() != digest:
         _write(web / name, data)
@@ -211,24 +264,38 @@ def write_web_copies(folder: Path, families=None) -> dict | None:
     for fam in present:
         config = json.loads((folder / card_file(fam)).read_text(encoding="utf-8"))["config"]
         fp32 = (folder / onnx_file(fam)).read_bytes()
-        source = hashlib.sha256(fp32 + json.dumps(chars).encode()).hexdigest()
+        attn_path = folder / f"{fam}.attn.onnx"
+        attn = attn_path.read_bytes() if attn_path.is_file() else b""
+        source = hashlib.sha256(fp32 + json.dumps(chars).encode() + attn).hexdigest()
         old = before.get(fam) or {}
-        variants = [old] + ([old["fp16"]] if isinstance(old.get("fp16"), dict) else [])
-        if (old.get("source_sha256") == source and (old.get("storage") == "fp16" or len(variants) == 2)
+        variants = [old] + [v for v in (old.get("fp16"), old.get("weights"), (before.get(fam + ATTN) or {}))
+                            if isinstance(v, dict) and v]
+        if (old.get("source_sha256") == source and (old.get("storage") == "fp16" or "fp16" in old)
                 and all((web / str(v.get("file"))).is_file() and (web / f"{v.get('file')}.gz").is_file() for v in variants)):
-            manifest["models"][fam] = old  # the same graph and vocabulary: its copies stand
+            manifest["models"][fam] = old  # the same graphs and vocabulary: their copies stand
+            if before.get(fam + ATTN) and "weights" in old:
+                manifest["models"][fam + ATTN] = before[fam + ATTN]
             keep.update(n for v in variants for n in (v["file"], v["file"] + ".gz"))
             continue
         half = fp16_graph(onnx.load_from_string(fp32)).SerializeToString()
         check = family(fam).web_checker()(fp32, half, config, chars)  # its own fp16 check (training/families/)
         data, storage = (half, "fp16") if check["ok"] else (fp32, "fp32")
+        dims = {k: config[k] for k in ("vocab_size", "context", "n_layer", "n_head", "n_embd")}
+        extra, inspection = {}, None
+        if storage == "fp32" and attn:  # one weights file for the plain graph and the attention graph
+            data, attn_graph, blob, counts = shared(data, attn)
+            weights = {**_copy(web, fam + "_weights", blob, keep, ext="bin"), "location": WEIGHTS_LOCATION}
+            extra = {"weights": weights}
+            inspection = {**_copy(web, fam + ATTN, attn_graph, keep), "weights": weights, "storage": "fp32",
+                          "config": dims, **counts}
         entry = _copy(web, fam, data, keep)
         manifest["models"][fam] = {
-            **entry, "source_sha256": source, "storage": storage,
-            "fp32_bytes": len(fp32), "config": {k: config[k] for k in ("vocab_size", "context", "n_layer", "n_head", "n_embd")},
-            "fp16_check": check}
+            **entry, **extra, "source_sha256": source, "storage": storage,
+            "fp32_bytes": len(fp32), "config": dims, "fp16_check": check}
         if storage == "fp32":  # the smaller copy a static export may ask for (--weights fp16)
             manifest["models"][fam]["fp16"] = _copy(web, fam, half, keep)
+        if inspection:
+            manifest["models"][fam + ATTN] = inspection
     write_json(web / MANIFEST, manifest)
     for old in web.iterdir():
         if old.name not in keep and not old.name.startswith("."):
@@ -249,6 +316,7 @@ def main(folders: list[str]) -> None:
             manifest = write_web_copies(folder)
             if manifest is None:
                 continue
-            summary = {f: {k: m[k] for k in ("file", "storage", "bytes", "gzip_bytes")} | {"fp16_check_ok": m["fp16_check"]["ok"]}
+            summary = {f: {k: m[k] for k in ("file", "storage", "bytes", "gzip_bytes")}
+                       | ({"fp16_check_ok": m["fp16_check"]["ok"]} if "fp16_check" in m else {"shared_tensors": m.get("shared_tensors")})
                        for f, m in manifest["models"].items()}
             print(json.dumps({"set": str(folder), "models": summary}), flush=True)
