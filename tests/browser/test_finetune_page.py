@@ -8,6 +8,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 import urllib.request
 from pathlib import Path
 
@@ -147,7 +148,7 @@ def test_instructor_starts_students_watch_and_the_numbers_are_the_apis(browser, 
             assert shown == pytest.approx(want, abs=0.051), (arm, size, shown, want)
     assert student.locator("#ft-plot circle").count() == sum(len(s) for s in job["summary"].values())
     gap = student.inner_text("#ft-gap")
-    assert "pretrain" in gap and "scratch" in gap
+    assert "LP-FT" in gap and "scratch" in gap  # the file declares no readout (issue 42): the arms' own words
     # Try it: every served classifier answers, with the API's probabilities
     student.fill("#ft-text", "Line 5 speaks of the sea")
     student.click("#ft-classify")
@@ -246,9 +247,9 @@ def test_the_hand_off_offers_the_readouts_that_fit_the_class_labels(browser, ft_
     job_id = sent.value.json()["id"]
     assert job_id != shown
     page.wait_for_function(f"() => new URLSearchParams(location.search).get('job') === {json.dumps(job_id)}")
-    page.wait_for_function("() => ['finished', 'failed'].includes(document.querySelector('#ft-status').textContent)",
-                           timeout=300_000)
-    job = get(f"{ft_server}/api/finetunes/{job_id}")
+    deadline = time.monotonic() + 300
+    while (job := get(f"{ft_server}/api/finetunes/{job_id}"))["status"] in ("queued", "running") and time.monotonic() < deadline:
+        time.sleep(0.5)
     assert job["status"] == "finished", job.get("reason")
     assert job["settings"]["readout"] == {"gpt": "king"} and "'king'" in job["start"]["readout"]
     assert "readout" in job["summary"]
