@@ -29,8 +29,8 @@ from .middleware import BodySizeLimit
 from .finetunes.jobs import FinetuneManager
 from .jobs import install_stop_hook, rescan
 from .registry import Registry
-from .routers import (attention, compare, concepts, device, docs, electra, finetunes, generation, login, mask_fill, meta,
-                      nsp, objectives, qr, runs, spans)
+from .routers import (attention, compare, concepts, device, docs, electra, finetune_plan, finetunes, generation, login,
+                      mask_fill, meta, nsp, objectives, qr, runs, spans)
 from .runs import RunManager
 from .runtime import Runtime, limit_malloc_arenas
 from .security import HEADERS, SecurityHeaders
@@ -104,7 +104,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(InstructorFirst)  # an instructor-only route's request is checked before its body is read
     # A training text may be larger than an inference body (JSON escaping: up to 2x + room)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes, timeout_s=settings.body_timeout_s or None,
-                       paths={p: 2 * settings.max_corpus_bytes + 64 * 1024 for p in ("/api/runs", "/api/finetunes")})
+                       paths={p: 2 * settings.max_corpus_bytes + 64 * 1024
+                              for p in ("/api/runs", "/api/finetunes", "/api/finetune-plan")})
     if settings.gzip_min_bytes:  # text/event-stream is in Starlette's excluded types: streams stay unbuffered
         app.add_middleware(Compression, minimum_size=settings.gzip_min_bytes, compresslevel=5)
     app.add_middleware(AdmissionControl, state=app.state.admission)
@@ -117,7 +118,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # generation's (~100k instructions a request less than behind meta's five routes and each other).
     for router in (mask_fill.router, generation.router, nsp.router, meta.router, attention.router,
                    compare.router, objectives.router, electra.router, concepts.router, runs.router, login.router,
-                   finetunes.router, spans.router, classes_router, docs.router, device.router, qr.router, pages.router):
+                   finetunes.router, finetune_plan.router, spans.router, classes_router, docs.router, device.router,
+                   qr.router, pages.router):
         app.include_router(router)
     return app
 

@@ -11,7 +11,8 @@ Lines (one JSON object each; unknown events and fields are kept, never fatal):
     gpt_way     GPT's zero-training answer (scored continuations, with its answer counts)
     summary     results {arm: {size: {mean, lo, hi, n}}} (Student's t over seeds; "interval" names the
                 method), difference, differences, headline (Bonferroni-corrected claims), same_answer,
-                steps, cpu_seconds, device, majority, skipped, readout, choices, gpt_way; from snapshots
+                steps, cpu_seconds, device, majority, skipped, readout, choices, evidence (can the test part
+                carry a comparison: app/contract/finetune_evidence.py), gpt_way; from snapshots
                 also by_step [{model, step, mean, lo, hi, n}] (then the summary here is by step)
     error       message
 
@@ -40,7 +41,7 @@ def interval(values: list[float]) -> dict:
 
 
 FINAL_KEYS = ("metric", "headline", "differences", "same_answer", "steps", "cpu_seconds", "majority", "skipped",
-              "interval", "readout", "choices", "device")
+              "interval", "readout", "choices", "device", "evidence")
 
 
 def size_key(size) -> str:

@@ -26,6 +26,7 @@ from pathlib import Path
 from ..errors import ApiError
 from ..jobs.kernel import Jobs
 from . import events as ev
+from .plan import job_plan
 from .tasks import shipped_tasks
 
 INTERRUPTED = "the server stopped while this fine-tune was running; its finished classifiers stay usable"
@@ -112,7 +113,11 @@ class FinetuneManager(Jobs):
     # ---- starting --------------------------------------------------------------------------------
     def start(self, settings: dict, task_text: str | None) -> dict:
         """settings: model, model_dir, run_dir (snapshots), task (name) or task_label, arms, sizes,
-        seeds, steps. Checked by the router; here: the slot, the folder, the process."""
+        seeds, steps. Checked by the router; here: the plan (app/finetunes/plan.py), the slot, the
+        folder, the process."""
+
+        # what it will do, said before Start and kept with the job: skipped sizes, can the test part compare
+        settings = {**settings, "plan": job_plan(settings, task_text, self.settings.max_corpus_bytes)}
 
         def record(job_id: str, threads: int) -> dict:
             return {"id": job_id, "status": "queued", "created": time.time(), "started": None, "ended": None,

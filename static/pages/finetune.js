@@ -5,13 +5,15 @@ import { el, $ } from "../lib/dom.js";
 import { showError, clearError } from "../lib/errors.js";
 import { api, errorOf } from "../lib/api.js";
 import { plot } from "./finetune_plot.js";
+import { showPlan } from "./finetune_plan.js";
 import { estimateSeconds, handoffWords, labelCounts, minutesWords } from "./finetune_handoff.js";
 import { chosenReadout, renderReadout } from "./finetune_readout.js";
 import { ARM_TEXT, metricOf, metricWords, numbersOf, overTimeHeading, pct, renderGpt, renderHeadline, renderLegend,
   renderNotes, renderTable, series as seriesOf, sizeKeys } from "./finetune_results.js";
 
 /* ---------- one job on screen ---------- */
-const view = { id: null, detail: null, source: null, instructor: false, runs: {}, classTask: null, tasks: {}, upload: null };
+const view = { id: null, detail: null, source: null, instructor: false, runs: {}, classTask: null, tasks: {}, upload: null,
+  uploadText: null };
 
 async function renderOverTime(detail) {
   const box = $("#ft-over-time");
@@ -180,10 +182,12 @@ async function setUpStart(data) {
   $("#ft-task").addEventListener("change", sync);
   $("#ft-model").addEventListener("change", sync);
   for (const sel of ["#ft-sizes", "#ft-seeds"]) $(sel).addEventListener("input", estimate);
+  $("#ft-snapshots").addEventListener("change", estimate);
   for (const box of document.querySelectorAll("input[name=ft-arm]")) box.addEventListener("change", estimate);
   $("#ft-file").addEventListener("change", async () => {
     const file = $("#ft-file").files[0];
-    view.upload = file ? labelCounts(await file.text()) : null;
+    view.uploadText = file ? await file.text() : null;
+    view.upload = file ? labelCounts(view.uploadText) : null;
     $("#ft-file-info").textContent = view.upload ? handoffWords(view.upload) : "";
     renderReadout(view.upload);
     estimate();
@@ -219,7 +223,19 @@ async function classLabels(code, sync) {
   }
 }
 
-/* Before Start: a single label is said (and Start waits), and the grid's time is estimated. */
+/* What the server's plan is asked about: the task as Start would send it, and the sizes. */
+function planRequest(oneClass) {
+  if (oneClass || $("#ft-snapshots").checked) return null;
+  const sizes = $("#ft-sizes").value.split(",").map((s) => s.trim()).filter(Boolean)
+    .map((s) => (s === "all" ? "all" : /^\d+$/.test(s) ? Number(s) : s));
+  if (!sizes.length) return null;
+  if ($("#ft-task").value) return { task: $("#ft-task").value, sizes };
+  const text = view.uploadText ?? (view.classTask && view.classTask.text);
+  return text ? { task_text: text, sizes } : null;
+}
+
+/* Before Start: a single label is said (and Start waits), the grid's time is estimated, and the plan says
+   which sizes will be skipped and whether the test part can carry a comparison (finetune_plan.js). */
 function estimate() {
   const note = $("#ft-estimate");
   const shipped = view.tasks[$("#ft-task").value];
@@ -228,6 +244,7 @@ function estimate() {
   const sizes = $("#ft-sizes").value.split(",").map((s) => s.trim()).filter(Boolean);
   const oneClass = !!up && Object.keys(up.counts).length < 2;
   $("#ft-go").disabled = oneClass;
+  showPlan(planRequest(oneClass));
   if (oneClass) { note.textContent = handoffWords(up); return; }
   const lines = shipped ? Math.round((shipped.n_train || 0) / 0.7) : up ? up.lines : 0;
   if (!lines || !arms.length) { note.textContent = ""; return; }

@@ -3,7 +3,7 @@
    Every number shown is one the API returned: the trainer's summary (`summary` + `final`) once it is in,
    else `so_far` (marked as results so far, no verdict).
    API: ARM_TEXT, pct, numbersOf(detail), sizeKeys(numbers, detail), xOf(key, detail), series(detail, numbers, keys),
-        renderTable(detail, numbers, keys), renderHeadline(detail), renderNotes(detail), renderGpt(detail),
+        renderTable(detail, numbers, keys), renderHeadline(detail), renderNotes(detail), skippedLines(list), renderGpt(detail),
         zeroLabel(numbers), readoutSentence(detail, numbers),
         overTimeHeading(detail) */
 import { el, $ } from "../lib/dom.js";
@@ -153,18 +153,35 @@ export function renderHeadline(detail) {
   const first = readoutSentence(detail, numbersOf(detail));
   const cls = /^class .+ labels$/.test((detail.settings && detail.settings.task_label) || "")
     ? `Your class's labels (${((detail.start && detail.start.labels) || []).map((l) => `“${l}”`).join(" or ")}). ` : "";
+  const plan = (detail.settings && detail.settings.plan) || null;
+  const evidence = final(detail).evidence || (plan && plan.evidence) || null;
+  p.dataset.enough = evidence ? String(evidence.enough) : "";
   let rest = "";
   if (detail.summary && head && head.text) rest = head.text;
+  else if (evidence && !evidence.enough) rest = evidence.text; // below the minimum: no verdict is coming, said now
   else if (!detail.summary && detail.done) rest = "Results so far: the verdict (which differences are clear) comes when " +
     "every fine-tune is done.";
   p.textContent = [cls + first, rest].filter(Boolean).join(" ");
 }
 
+const andList = (xs) => (xs.length < 2 ? String(xs[0]) : `${xs.slice(0, -1).join(", ")} and ${xs[xs.length - 1]}`);
+
+/* The sizes and arms the trainer skips, in its words, sizes with the same reason in one sentence: the same
+   sentences before Start (the plan, finetune_plan.js) and after (the run's notes). */
+export function skippedLines(skipped) {
+  const groups = [];
+  for (const s of skipped || []) {
+    const same = !s.arm && groups.find((g) => g.sizes && g.why === s.why);
+    if (same) same.sizes.push(s.size);
+    else groups.push(s.arm ? { arm: s.arm, why: s.why } : { sizes: [s.size], why: s.why });
+  }
+  return groups.map((g) => (g.arm ? `${ARM_TEXT[g.arm] || g.arm} skipped: ` : `${andList(g.sizes)} labelled examples skipped: `) +
+    g.why + ".");
+}
+
 export function renderNotes(detail) {
   const start = detail.start || {};
-  const lines = [...(start.notes || []).map((n) => "Note: " + n + "."),
-    ...(start.skipped || []).map((s) => (s.arm ? `${ARM_TEXT[s.arm] || s.arm} skipped: ` : `${s.size} labelled examples skipped: `) +
-      s.why + ".")];
+  const lines = [...(start.notes || []).map((n) => "Note: " + n + "."), ...skippedLines(start.skipped)];
   $("#ft-notes").replaceChildren(...lines.map((line) => el("li", { text: line })));
   $("#ft-notes").hidden = !lines.length;
 }

@@ -17,6 +17,7 @@ naming the parameter; "valid data accepted" allows that 422 only where such a ru
   /api/objectives/corrupt  the text fits BERT's context
   /api/runs          corpus length and text checks; the run name is plain text on one line;
                      a preset of GET /api/runs; minutes within the preset bounds
+  /api/finetune-plan exactly one of task and task_text; a shipped task's name; a task file's lines
 
 The training-run API is fuzzed too, with the instructor's bearer header on every request (a data
 folder of the test's own; test presets on, one trainer thread at the lowest priority). A valid
@@ -35,7 +36,7 @@ from app.config import Settings  # noqa: E402
 from app.main import create_app  # noqa: E402
 
 CROSS_FIELD_RULES = ["/api/mask-fill", "/api/nsp/predict", "/api/next-token", "/api/compare", "/api/objectives/corrupt",
-                     "/api/runs"]
+                     "/api/runs", "/api/finetune-plan"]
 TOKEN = "fuzzing-instructor-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 POSITIVE_OK = ["2xx", "3xx", "401", "403", "404", "409", "429", "5xx"]  # schemathesis' default

@@ -61,7 +61,9 @@ def test_the_paired_difference_is_t_over_per_seed_differences_and_corrects_for_m
     a = {s: seq_units([1] * 90 + [0] * 10) for s in range(5)}
     b = {s: seq_units([1] * 60 + [0] * 40) for s in range(5)}
     d = paired_difference(a, b, "accuracy")
-    assert d["mean"] == pytest.approx(0.3) and d["seeds"] == [0, 1, 2, 3, 4] and clear(d)
+    assert d["mean"] == pytest.approx(0.3) and d["seeds"] == [0, 1, 2, 3, 4]
+    assert d["lo"] == d["hi"] and not clear(d)  # every seed +30: an interval of zero width is never a claim (issue 42)
+    assert clear({**d, "per_seed": [0.28, 0.3, 0.32, 0.29, 0.31], "lo": 0.28, "hi": 0.32})
     same = paired_difference(a, {s: a[s].copy() for s in range(3)}, "accuracy")
     assert same["mean"] == 0.0 and same["lo"] == same["hi"] == 0.0 and same["n"] == 3 and not clear(same)
     # per-seed differences +3.2, +7.9, +1.1 (issue 32): t interval -4.6 .. +12.7, not clear

@@ -94,10 +94,20 @@ def current(head: dict, model: str = "models") -> bool:
                                                                  or head["gpt_onnx_sha256"] == sha(m / "gpt.onnx"))
 
 
-def build_card(model: str = "models") -> dict:
-    from .stats import METHOD, corrected
+def file_enough(summary: dict, results: list[dict]) -> bool:
+    """Can this file's test part carry a comparison (app/contract/finetune_evidence.py)? Its summary
+    says so since issue 42; an older file's result lines give its number of test texts."""
+    from app.contract.finetune_evidence import MIN_TEST_TEXTS
 
-    files = {}
+    if summary.get("evidence"):
+        return bool(summary["evidence"]["enough"])
+    return bool(results) and min(r.get("n_test", 0) for r in results) >= MIN_TEST_TEXTS
+
+
+def build_card(model: str = "models") -> dict:
+    from .stats import METHOD, clear, corrected
+
+    files, enough = {}, {}
     for name in PLAN:
         path = RESULTS / f"{name}.jsonl"
         if path.exists():
@@ -105,14 +115,16 @@ def build_card(model: str = "models") -> dict:
             files[name] = {"command": head["command"], "bert_onnx_sha256": head["bert_onnx_sha256"],
                            "gpt_onnx_sha256": head["gpt_onnx_sha256"], "reads_gpt": head["reads_gpt"],
                            "current": current(head, model), "task": summary["task"], "summary": summary}
-    comps = [(n, o, k) for n, f in files.items() for o, by in (f["summary"].get("differences") or {}).items()
+            enough[name] = file_enough(summary, results)
+    # only files whose test part reaches the minimum are compared (issue 42): the others' numbers stay in their tables
+    comps = [(n, o, k) for n, f in files.items() if enough[n] for o, by in (f["summary"].get("differences") or {}).items()
              for k, d in by.items() if d.get("n", 0) > 1]
     m = len(comps)
     claims = []
     for n, o, k in comps:
         d = files[n]["summary"]["differences"][o][k]
         c = corrected(d, m)
-        if c["lo"] is not None and (c["lo"] > 0 or c["hi"] < 0):
+        if clear({"corrected": c}):  # an interval of zero width is never a claim
             claims.append({"file": n, "task": files[n]["task"], "of": ["full", o], "size": k, "mean": d["mean"],
                            "lo": c["lo"], "hi": c["hi"]})
     tasks = sorted({files[n]["task"] for n, _, _ in comps})
@@ -175,7 +187,8 @@ def file_table(name: str, f: dict) -> list[str]:
     s = f["summary"]
     res, arms = s["results"], list(s["results"])
     sizes = sorted({k for a in arms for k in res[a] if res[a][k].get("n")}, key=lambda k: (k == "all", int(k) if k.isdigit() else 0))
-    others = [o for o in (s.get("differences") or {})]
+    below = not (s.get("evidence") or {}).get("enough", True)  # below the minimum: no difference column
+    others = [] if below else [o for o in (s.get("differences") or {})]
     metric = "accuracy %" if s["metric"] == "accuracy" else "F1 % of the rarer tag"
     stale = "" if f["current"] else " **stale: its models changed; rerun `python -m training.finetune.report --stale`**"
     out = [f"**{s['task']}** ({metric}; mean (95 % interval); `models/finetune_results/{name}.jsonl`: `{f['command']}`){stale}\n",

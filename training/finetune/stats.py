@@ -148,7 +148,15 @@ def corrected(d: dict, m: int) -> dict:
     return {"lo": lo, "hi": hi, "m": m, "level": level}
 
 
-def clear(d: dict) -> bool:
-    """Does the interval of a difference (or its corrected one, d["corrected"], when there) exclude 0?"""
+def zero_width(d: dict) -> bool:
+    """Is the interval of a difference (or its corrected one) of zero width? Every seed gave the same
+    difference (two arms answering the same to every text do): the spread is not measured at all."""
     c = d.get("corrected") or d
-    return c.get("lo") is not None and (c["lo"] > 0 or c["hi"] < 0)
+    return c.get("lo") is not None and c["hi"] - c["lo"] <= 1e-12
+
+
+def clear(d: dict) -> bool:
+    """Does the interval of a difference (or its corrected one, d["corrected"], when there) exclude 0?
+    An interval of zero width never does (issue 42: it measures nothing, so it is never a claim)."""
+    c = d.get("corrected") or d
+    return c.get("lo") is not None and not zero_width(d) and (c["lo"] > 0 or c["hi"] < 0)

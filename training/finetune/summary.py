@@ -10,17 +10,26 @@ correction for that many (Bonferroni).
      "differences": {arm: {size: {"mean", "lo", "hi", "n", "seeds", "per_seed", "corrected"}}}  full minus arm
      "headline": {"text", "m", "compared": {"arms", "sizes"}, "comparisons": [{"of", "size", "difference"}]}
      "choices": {arm: {size: [per seed: the settings chosen on the validation slice]}},
+     "evidence": {"enough", "n_test", "rare", "minimum", "text"}        can the test part carry a comparison?
      "same_answer", "steps", "cpu_seconds", "majority", "skipped", "gpt_way"}
+
+Below the minimum of app/contract/finetune_evidence.py (20 test texts; per character 10 of the rarer
+tag in 5 texts) no arm is compared with another: the headline says so and what the test texts can
+say (each arm's score and answers); the differences are kept as numbers, uncorrected, claimed nowhere.
+An interval of zero width (every seed the same difference) is never a claim: "no difference measurable".
 """
 from __future__ import annotations
 
-from .stats import METHOD, clear, corrected, interval, paired_difference
+from app.contract.finetune_evidence import evidence as evidence_of
+
+from .stats import METHOD, clear, corrected, interval, paired_difference, zero_width
 
 ARM_WORDS = {"full": "the pretrained model fine-tuned (LP-FT)", "scratch": "the same model from scratch",
              "probe": "the linear probe", "ngram": "character n-grams (no pretraining)",
              "readout": "the pretrained model's own head with one threshold"}
 SHORT = {"readout": "the readout", "probe": "the linear probe", "scratch": "the model from scratch",
          "ngram": "character n-grams"}
+NAMED = {"full": "LP-FT (the pretrained model fine-tuned)", **SHORT}
 CHOICE_KEYS = ("C", "C_at_edge", "lr", "best_step", "still_improving", "model", "threshold", "stopped")
 
 
@@ -37,14 +46,26 @@ def claim_text(other: str, size: str, d: dict, metric: str) -> str:
             f"{100 * c['hi']:+.1f}).")
 
 
+def flat_text(other: str, size: str, d: dict) -> str:
+    """A difference whose interval has zero width: every seed gave the same difference."""
+    if abs(d["mean"]) < 1e-12:
+        return (f"with {size_words(size)}, LP-FT and {SHORT.get(other, other)}: no difference measurable "
+                "(the same score on every seed)")
+    return (f"with {size_words(size)}, LP-FT and {SHORT.get(other, other)}: {100 * d['mean']:+.1f} points on every "
+            "seed alike, an interval of zero width: no difference measurable, so no claim")
+
+
 def headline(diffs: dict, keys: list[str], metric: str) -> dict:
-    """Every (arm, size) difference is one comparison; m of them; the clear ones after correction."""
+    """Every (arm, size) difference is one comparison; m of them; the clear ones after correction
+    (an interval of zero width is never clear: said as "no difference measurable")."""
     pairs = [(o, k) for o in diffs for k in keys if diffs[o].get(k, {}).get("n")]
     m = len(pairs)
     for o, k in pairs:
         diffs[o][k]["corrected"] = corrected(diffs[o][k], m)
     comps = [{"of": ["full", o], "size": k, "difference": diffs[o][k], "text": claim_text(o, k, diffs[o][k], metric)}
              for o, k in pairs if clear(diffs[o][k])]
+    flat = [{"of": ["full", o], "size": k, "text": flat_text(o, k, diffs[o][k])}
+            for o, k in pairs if diffs[o][k].get("n", 0) > 1 and zero_width(diffs[o][k])]
     arms = sorted({o for o, _ in pairs})
     sizes = [k for k in keys if any(k == kk for _, kk in pairs)]
     names = ", ".join(SHORT.get(a, a) for a in arms)
@@ -55,7 +76,37 @@ def headline(diffs: dict, keys: list[str], metric: str) -> dict:
     else:
         text = (f"{compared}; none shows a difference that survives the correction for {m} comparisons: "
                 "add seeds or examples before claiming one.")
-    return {"text": text, "m": m, "compared": {"arms": arms, "sizes": sizes}, "comparisons": comps}
+    if flat:
+        said = "; ".join(f["text"] for f in flat)
+        text += f" {said[0].upper()}{said[1:]}."
+    return {"text": text, "m": m, "compared": {"arms": arms, "sizes": sizes}, "comparisons": comps, "flat": flat}
+
+
+def size_said(k: str, cells: list[tuple[str, dict]], same_answer: dict) -> str:
+    """One size below the minimum, in words: each arm's score, and which gave one answer to every text
+    (a no-break space before each %: a projector's line never starts with one)."""
+    name = lambda a: "the readout (one threshold)" if a == "readout" else NAMED.get(a, a)  # noqa: E731
+    text = f"With {size_words(k)}: " + ", ".join(f"{name(a)} {100 * c['mean']:.1f}\u00a0%" for a, c in cells) + "."
+    same = [(a, (same_answer.get(a) or {}).get(k) or 0, c["n"]) for a, c in cells]
+    if all(n_same == n for _, n_same, n in same):
+        return text + (" Every arm gave the same answer to every text, in every seed." if len(cells) > 1 else
+                       " It gave the same answer to every text, in every seed.")
+    said = [f"{'LP-FT' if a == 'full' else name(a)} in {n_same} of {n} seeds" for a, n_same, n in same if n_same]
+    return text + (f" The same answer to every text: {', '.join(said)}." if said else "")
+
+
+def below_minimum(ev: dict, results: dict, same_answer: dict, keys: list[str], metric: str) -> dict:
+    """The headline when the test part is below the minimum: no comparison; what the texts can say."""
+    what = "accuracy" if metric == "accuracy" else "F1 of the rarer tag"
+    said = []
+    for k in keys:
+        cells = [(a, by[k]) for a, by in results.items() if by.get(k, {}).get("mean") is not None]
+        if cells:
+            said.append(size_said(k, cells, same_answer))
+    n = ev["n_test"]
+    text = ev["text"] + (f" {what[0].upper()}{what[1:]} on the {n} test text{'s' * (n != 1)}. " + " ".join(said)
+                         if said else "")
+    return {"text": text, "m": 0, "compared": {"arms": [], "sizes": []}, "comparisons": [], "flat": [], "below_minimum": True}
 
 
 def readout_words(results: dict, metric: str, majority: dict | None) -> dict:
@@ -72,6 +123,7 @@ def summarize(outcomes: list[tuple[dict, object]], arms: list[str], sizes: list,
               majority: dict | None = None) -> dict:
     """outcomes: (result event, per-test-example counts) of every fine-tune (the readout's size 0 too)."""
     keys = [str(s) for s in sizes]
+    ev = evidence_of_units(outcomes, metric)
     by: dict = {}
     for r, u in outcomes:
         by.setdefault(r["arm"], {}).setdefault(str(r["size"]), {})[r["seed"]] = (r, u)
@@ -83,6 +135,8 @@ def summarize(outcomes: list[tuple[dict, object]], arms: list[str], sizes: list,
            "steps": {a: {k: _mean([r.get("steps") for r, _ in by[a].get(k, {}).values()]) for k in cols[a]} for a in ran},
            "choices": {a: {k: [{c: r[c] for c in CHOICE_KEYS if c in r} for r, _ in by[a].get(k, {}).values()]
                            for k in cols[a]} for a in ran}}
+    if ev is not None:
+        out["evidence"] = ev
     if "full" in by:
         diffs = {}
         for other in ran:
@@ -91,11 +145,26 @@ def summarize(outcomes: list[tuple[dict, object]], arms: list[str], sizes: list,
             diffs[other] = {k: paired_difference({s: u for s, (_, u) in by["full"].get(k, {}).items()},
                                                  {s: u for s, (_, u) in by[other].get(k, {}).items()}, metric)
                             for k in keys}
-        out["headline"] = headline(diffs, keys, metric)
         out["differences"] = diffs
         if "scratch" in diffs:
             out["difference"] = {"of": ["full", "scratch"], "by_size": diffs["scratch"]}
+        if ev is not None and not ev["enough"]:  # no comparison: the differences stay numbers, claimed nowhere
+            out["headline"] = below_minimum(ev, results, out["same_answer"], keys, metric)
+        else:
+            out["headline"] = headline(diffs, keys, metric)
+    elif ev is not None and not ev["enough"] and len(ran) > 1:
+        out["headline"] = below_minimum(ev, results, out["same_answer"], keys, metric)
     return out
+
+
+def evidence_of_units(outcomes: list[tuple[dict, object]], metric: str) -> dict | None:
+    """Can this test part carry a comparison? From the per-test-example counts (the same for every
+    fine-tune): a row per test text; TP + FN = the characters of the rarer tags (per-character tasks)."""
+    if not outcomes:
+        return None
+    u = outcomes[0][1]
+    rare = None if metric == "accuracy" else int(u[:, 2].sum() + u[:, 4].sum())
+    return evidence_of("sequence" if metric == "accuracy" else "token", int(u.shape[0]), rare)
 
 
 def _mean(values: list) -> float | None:
