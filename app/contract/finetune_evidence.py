@@ -96,8 +96,8 @@ def min_size(task: Task) -> int:
 
 
 def plan_sizes(sizes: list, n_train: int, min_size: int) -> tuple[list, list[dict]]:
-    """The sizes that can run, and a sentence for each that cannot (the trainer's rule,
-    training/finetune/command.py plan_sizes, word for word)."""
+    """The sizes that can run, and a sentence for each that cannot: the trainer's rule
+    (training/finetune/command.py runs it) and the page's plan before Start, one owner."""
     keep, skipped = [], []
     for s in sizes:
         if s == "all":

@@ -11,7 +11,6 @@ import pytest
 
 from app.contract.finetune_evidence import MIN_RARE, MIN_TEST_TEXTS, evidence, plan, plan_sizes
 from app.contract.task_format import parse_task
-from training.finetune.command import plan_sizes as trainer_plan_sizes
 from training.finetune import report
 from training.finetune import stats
 from training.finetune.stats import clear, units
@@ -104,8 +103,9 @@ def test_the_plan_before_start_is_the_trainers_rule():
     assert [s["size"] for s in p["skipped"]] == [8, 32, 128]
     assert p["skipped"][0]["why"] == "more than the 4 labelled training examples there are ('all' runs every one of them)"
     assert p["evidence"]["enough"] is False and p["evidence"]["text"] == evidence("sequence", 2)["text"]
-    for sizes, n, low in (([8, 32, 128, "all"], 4, 4), ([2, 4, 6, "all"], 6, 4), ([3, 6], 27, 6), ([1, 2, 3], 2, 2)):
-        assert plan_sizes(sizes, n, low) == trainer_plan_sizes(sizes, n, low), (sizes, n, low)
+    keep, skipped = plan_sizes([2, 4, 6, "all"], 6, 4)  # too few, runs, the same as "all", runs
+    assert keep == [4, "all"] and [s["size"] for s in skipped] == [2, 6] and "the same 6 examples" in skipped[1]["why"]
+    assert plan_sizes([3, 6], 27, 6)[0] == [6] and plan_sizes([1, 2, 3], 2, 2)[0] == [2]
     tags = "".join(json.dumps({"text": "ab cd ef", "tags": "00100100"}) + "\n" for _ in range(20))
     p = plan(parse_task(tags, "t"), ["all"])
     assert p["kind"] == "token" and p["n_test"] == 6 and p["rare"] == 12 and p["evidence"]["enough"]

@@ -42,6 +42,7 @@ import sys
 from pathlib import Path
 
 from app.contract import readouts
+from app.contract.finetune_evidence import plan_sizes  # the one rule, shared with the page's plan
 
 from .tasks import TaskFormatError, list_tasks, load_task
 
@@ -115,25 +116,6 @@ def parse_arms(text: str) -> list[str]:
     if bad or not arms or len(set(arms)) != len(arms):
         raise ValueError(f"--arms: give distinct arms among {', '.join(ARMS)} (got {text!r})")
     return arms
-
-
-def plan_sizes(sizes: list, n_train: int, min_size: int) -> tuple[list, list[dict]]:
-    """The sizes that can run, and a sentence for each that cannot."""
-    keep, skipped = [], []
-    for s in sizes:
-        if s == "all":
-            keep.append(s)
-        elif s > n_train:
-            skipped.append({"size": s, "why": f"more than the {n_train} labelled training examples there are "
-                                              f"('all' runs every one of them)"})
-        elif s == n_train and "all" in sizes:
-            skipped.append({"size": s, "why": f"the same {n_train} examples as 'all'"})
-        elif s < min_size:
-            skipped.append({"size": s, "why": f"too few: every arm keeps some aside to check on, so a size needs "
-                                              f"at least {min_size} examples"})
-        else:
-            keep.append(s)
-    return keep, skipped
 
 
 def notes(task) -> list[str]:
