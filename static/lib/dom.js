@@ -4,7 +4,8 @@
    clear(node)               remove every child; returns node
    $(selector, root)         querySelector
    debounce(fn, ms)          call fn once input has paused for ms
-   typingTarget(target)      true while the user types in a field (single-key shortcuts stay off) */
+   typingTarget(target)      true while the user types in a field (single-key shortcuts stay off)
+   rovingKeys(strip, moved)  a strip of character buttons as one Tab stop, moved by the arrow keys */
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 
@@ -60,4 +61,24 @@ export function debounce(fn, ms) {
 export function typingTarget(target) {
   if (!target || !target.closest) return false;
   return Boolean(target.closest("input, textarea, select, [contenteditable='true']"));
+}
+
+/* A strip of character buttons (button.ch, data-index) as one Tab stop: ←/→ (and ↑/↓) move one, Home and
+   End to the ends; the focused button takes tabIndex 0. moved(i): the strip's owner keeps the index. */
+export function rovingKeys(strip, moved) {
+  strip.addEventListener("keydown", (event) => {
+    const button = event.target.closest("button.ch");
+    if (!button) return;
+    const n = strip.querySelectorAll("button.ch").length;
+    const i = Number(button.dataset.index);
+    const target = { ArrowRight: i + 1, ArrowDown: i + 1, ArrowLeft: i - 1, ArrowUp: i - 1, Home: 0, End: n - 1 }[event.key];
+    if (target === undefined) return;
+    event.preventDefault();
+    const next = strip.querySelector("[data-index='" + Math.min(Math.max(target, 0), n - 1) + "']");
+    if (!next) return;
+    button.tabIndex = -1;
+    next.tabIndex = 0;
+    moved(Number(next.dataset.index));
+    next.focus();
+  });
 }

@@ -6,7 +6,7 @@
    URL: text, pos (comma-separated indices), k, rate (percent), seed, guess (1 = guess first).
    Its pieces: the answer cards (mask_fill_cards.js), the guess boxes (mask_fill_guess.js) and part 3,
    the training corruption (mask_fill_corrupt.js). */
-import { el, clear, $, debounce } from "../lib/dom.js";
+import { el, clear, $, debounce, rovingKeys } from "../lib/dom.js";
 import { visibleChar, charName, thousands, clamp, len, cut, chars as textChars } from "../lib/text.js";
 import { clearError, fieldMessage, clearFieldErrors } from "../lib/errors.js";
 import { api, info, latest } from "../lib/api.js";
@@ -143,21 +143,7 @@ strip.addEventListener("click", (event) => {
   if (button) toggle(button);
 });
 
-strip.addEventListener("keydown", (event) => {
-  const button = event.target.closest("button.ch");
-  if (!button) return;
-  const n = len(v.text);
-  const i = Number(button.dataset.index);
-  const target = { ArrowRight: i + 1, ArrowDown: i + 1, ArrowLeft: i - 1, ArrowUp: i - 1, Home: 0, End: n - 1 }[event.key];
-  if (target === undefined) return;
-  event.preventDefault();
-  const next = strip.querySelector("[data-index='" + clamp(target, 0, n - 1) + "']");
-  if (!next) return;
-  button.tabIndex = -1;
-  next.tabIndex = 0;
-  focusIndex = Number(next.dataset.index);
-  next.focus();
-});
+rovingKeys(strip, (i) => { focusIndex = i; }); // one Tab stop, arrows move (lib/dom.js)
 
 /* ---------- guess first ---------- */
 function resetGuesses() {

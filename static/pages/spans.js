@@ -5,7 +5,7 @@
    Positions count characters as the server does (code points: an emoji is one).
    URL: text, spans (start,end,start,end,… each [start, end)), seed (of "hide a random 15 %").
    Its pieces: the answer and the random draw (spans_cards.js). */
-import { el, clear, $, debounce } from "../lib/dom.js";
+import { el, clear, $, debounce, rovingKeys } from "../lib/dom.js";
 import { visibleChar, charName, clamp, len, cut, chars as textChars } from "../lib/text.js";
 import { clearError, fieldMessage, report } from "../lib/errors.js";
 import { info, latest } from "../lib/api.js";
@@ -119,21 +119,7 @@ strip.addEventListener("click", (event) => {
   change(next, i);
 });
 
-strip.addEventListener("keydown", (event) => {
-  const button = event.target.closest("button.ch");
-  if (!button) return;
-  const n = len(v.text);
-  const i = Number(button.dataset.index);
-  const target = { ArrowRight: i + 1, ArrowDown: i + 1, ArrowLeft: i - 1, ArrowUp: i - 1, Home: 0, End: n - 1 }[event.key];
-  if (target === undefined) return;
-  event.preventDefault();
-  const next = strip.querySelector("[data-index='" + clamp(target, 0, n - 1) + "']");
-  if (!next) return;
-  button.tabIndex = -1;
-  next.tabIndex = 0;
-  focusIndex = Number(next.dataset.index);
-  next.focus();
-});
+rovingKeys(strip, (i) => { focusIndex = i; }); // one Tab stop, arrows move (lib/dom.js)
 
 /* ---------- T5's answer ---------- */
 function clearResults(message) {
