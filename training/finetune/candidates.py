@@ -9,6 +9,11 @@ per character
                  character ("tobeornottobe" -> where do the words end?)
     punctuation  punctuation restoration: , . ; : ! ? removed; tag 1 = a mark came after this character
     typos        about one letter in ten replaced by another letter (seeded); tag 1 = replaced
+    repeats      (no head reads it: needs the rest of the line) tag 1 = a letter of a word of 2+ letters
+                 that repeats an earlier word of the same passage ("the king and the queen": the second
+                 "the"); half the passages hold such a word, half do not
+    names        (no head reads it: who is who in this play) the passage lowercased; tag 1 = a letter of
+                 a name of one of the play's speakers ("brutus", "prospero"); half the passages hold one
 whole input
     follows      two lines joined by a line break: does the second follow the first in the play, or
                  is it a line from elsewhere in the same part of the same play?
@@ -28,7 +33,7 @@ import re
 import sys
 from pathlib import Path
 
-from .tasks import CORPUS, PLAYS, TRAIN_SHARE, _passages, spoken_lines, spread
+from .tasks import CORPUS, PLAYS, SPEAKER, TRAIN_SHARE, _passages, spoken_lines, spread
 
 PER_PLAY = {"train": 150, "test": 60}
 MARKS = ",.;:!?"
@@ -44,13 +49,13 @@ def halves(items: list) -> dict:
     return {"train": items[:cut], "test": items[cut:]}
 
 
-def passages_by_split(low: int = 40, high: int = 100) -> list[tuple[str, str, str]]:
-    """(split, play, passage) spread over each play's two parts."""
+def passages_by_split(low: int = 40, high: int = 100, every: bool = False) -> list[tuple[str, str, str]]:
+    """(split, play, passage) spread over each play's two parts (every one of them with `every`)."""
     out = []
     for stem in PLAYS:
         parts = halves(_passages(spoken_lines(play_text(stem)), low, high))
         for split, n in PER_PLAY.items():
-            out += [(split, stem, p) for p in spread(parts[split], n)]
+            out += [(split, stem, p) for p in (parts[split] if every else spread(parts[split], n))]
     return out
 
 
@@ -97,6 +102,70 @@ def typos_rows() -> list[dict]:
                 text, tags = text + c, tags + "0"
         rows.append({"text": text, "tags": tags, "split": split, "source": stem})
     return rows
+
+
+WORD = re.compile(r"[A-Za-z]+")
+
+
+def halved(rows: list[tuple[str, str, str, bool]]) -> list[tuple[str, str, str]]:
+    """Per play and split, as many passages with the thing to find (flag True) as without, spread
+    evenly, up to PER_PLAY: a rare tag a few labels can still show. A passage with a piece of a
+    stage direction that runs over lines ("[" or "]") is left out."""
+    rows = [r for r in rows if not set("[]") & set(r[2])]
+    out = []
+    for stem in PLAYS:
+        for split, n in PER_PLAY.items():
+            mine = [(p, f) for s, st, p, f in rows if s == split and st == stem]
+            k = min(n // 2, sum(f for _, f in mine), sum(not f for _, f in mine))
+            picked = set(spread([p for p, f in mine if f], k)) | set(spread([p for p, f in mine if not f], k))
+            out += [(split, stem, p) for p, _ in mine if p in picked]
+    return out
+
+
+def repeated_spans(p: str) -> list[tuple[int, int]]:
+    """(start, end) of each word of 2+ letters that repeats an earlier word of p (case ignored)."""
+    seen, spans = set(), []
+    for m in WORD.finditer(p):
+        w = m.group().lower()
+        if len(w) >= 2 and w in seen:
+            spans.append(m.span())
+        seen.add(w)
+    return spans
+
+
+def tagged(p: str, spans: list[tuple[int, int]]) -> str:
+    tags = ["0"] * len(p)
+    for a, b in spans:
+        tags[a:b] = "1" * (b - a)
+    return "".join(tags)
+
+
+def repeats_rows() -> list[dict]:
+    found = [(split, stem, p, bool(repeated_spans(p))) for split, stem, p in passages_by_split(60, 120, every=True)]
+    return [{"text": p, "tags": tagged(p, repeated_spans(p)), "split": split, "source": stem}
+            for split, stem, p in halved(found)]
+
+
+def speaker_names(stem: str) -> set[str]:
+    """Lowercased words of the play's speaker headings ("DECIUS BRUTUS.") of 3+ letters that are
+    never written in small letters anywhere in the shipped corpus: names, not words like "first",
+    "servant" or "boy"."""
+    text = play_text(stem)
+    heads = {w.lower() for line in text.splitlines() if SPEAKER.match(line.strip())
+             and not line.strip().startswith(("ACT ", "SCENE ")) for w in WORD.findall(line) if len(w) >= 3}
+    small = {w for f in sorted(CORPUS.glob("*.txt")) for w in WORD.findall(f.read_text(encoding="utf-8")) if w.islower()}
+    return heads - small
+
+
+def names_rows() -> list[dict]:
+    names = {stem: speaker_names(stem) for stem in PLAYS}
+
+    def spans(stem: str, p: str) -> list[tuple[int, int]]:
+        return [m.span() for m in WORD.finditer(p) if m.group().lower() in names[stem]]
+
+    found = [(split, stem, p, bool(spans(stem, p))) for split, stem, p in passages_by_split(every=True)]
+    return [{"text": p.lower(), "tags": tagged(p, spans(stem, p)), "split": split, "source": stem}
+            for split, stem, p in halved(found)]
 
 
 def speeches(stem: str) -> list[list[str]]:
@@ -151,7 +220,7 @@ def verse_rows() -> list[dict]:
 
 
 CANDIDATES = {"spaces": spaces_rows, "punctuation": punctuation_rows, "typos": typos_rows,
-              "follows": follows_rows, "verse": verse_rows}
+              "repeats": repeats_rows, "names": names_rows, "follows": follows_rows, "verse": verse_rows}
 
 
 def main() -> None:

@@ -80,6 +80,9 @@ def add_finetune_args(p: argparse.ArgumentParser) -> None:
                    'for a per-character task, \'{"gpt": LABEL}\' for a whole-input one, or none')
     p.add_argument("--sizes", default=DEFAULT_SIZES, help="labelled examples per fine-tune, comma-separated; 'all' = every training example")
     p.add_argument("--seeds", type=int, default=DEFAULT_SEEDS)
+    p.add_argument("--trained-up-to", type=int, default=None, metavar="N",
+                   help="run the trained arms (full, scratch) only at sizes up to N; the other arms run every size "
+                   "('all' is above any N)")
     p.add_argument("--steps", type=int, default=None, help="train the trained arms exactly N steps (default: the validation slice chooses "
                    "the learning rate and the step)")
     p.add_argument("--threads", type=int, default=1, help="torch threads of the main process")
@@ -161,12 +164,22 @@ def run(args) -> dict:
             skipped.append({"arm": arm, "why": why})
     if not sizes or not arms:
         raise ValueError("nothing to run: " + "; ".join(f"{s.get('size', s.get('arm'))}: {s['why']}" for s in skipped))
+    limit = getattr(args, "trained_up_to", None)
+    above = lambda size: limit is not None and (size == "all" or size > limit)  # noqa: E731
+    for size in sizes:
+        if above(size) and any(a in TRAINED for a in arms):
+            skipped.append({"size": size, "arms": [a for a in arms if a in TRAINED],
+                            "why": f"the trained arms run only up to {limit} labelled examples (--trained-up-to)"})
+    grid = [(arm, size, seed) for size in sizes for seed in range(args.seeds) for arm in RUN_ORDER
+            if arm in arms and not (arm in TRAINED and above(size))]
+    if "readout" in arms and lab.zero_label():
+        grid.insert(0, ("readout", 0, 0))
     export = bool(args.out and not args.no_export)
     if export:
         lab.prepare_export(Path(args.out))
     emit({"event": "start", "task": task.name, "kind": task.kind, "metric": lab.metric, "labels": task.labels,
           "arms": arms, "sizes": sizes, "seeds": args.seeds, "n_train": len(task.train), "n_test": len(task.test),
-          "device": device, "jobs": len(arms) * len(sizes) * args.seeds + ("readout" in arms and lab.zero_label()), "how": lab.how(),
+          "device": device, "jobs": len(grid), "how": lab.how(),
           "readout": lab.readout_how() if "readout" in arms else None, "skipped": skipped, "notes": notes(task),
           "majority": lab.majority()})
     outcomes, cpu = [], {a: 0.0 for a in arms}
@@ -179,9 +192,6 @@ def run(args) -> dict:
                 and result["seed"] == 0 and "smaller" not in result.get("model", "")):
             emit(lab.export(model, result, Path(args.out)))
 
-    grid = [(arm, size, seed) for size in sizes for seed in range(args.seeds) for arm in RUN_ORDER if arm in arms]
-    if "readout" in arms and lab.zero_label():
-        grid.insert(0, ("readout", 0, 0))
     trained = [j for j in grid if j[0] in TRAINED] if args.workers > 1 else []
     if trained:
         from . import pool as finetune_pool

@@ -32,12 +32,17 @@ from .stats import val_score
 from ..tokenizer import UNK
 
 
+# The learning rates a search may try, half a decade apart (training/finetune/lpft.py rate_search).
+LADDER = (1e-6, 3e-6, 1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2)
+
+
 @dataclass
 class FinetuneConfig:
     batch_size: int = 16
-    # learning-rate grids, chosen on the validation slice per size (training/finetune/lpft.py): LP-FT's
-    # fine-tuning stage gentler than a plain fine-tune's 3e-4 (Kumar et al., 2022); from scratch 1e-3
-    lr: dict = field(default_factory=lambda: {"full": (1e-4, 3e-5), "scratch": (1e-3,)})
+    # where each trained arm's rate search starts (it tries the neighbours on LADDER too and widens
+    # while an end wins; --steps trains at this rate alone): LP-FT's fine-tuning stage gentler than a
+    # plain fine-tune's 3e-4 (Kumar et al., 2022); from scratch 3e-4 (its searches at 32 labels chose 1e-4 to 1e-3)
+    lr: dict = field(default_factory=lambda: {"full": 1e-4, "scratch": 3e-4})
     weight_decay: float = 0.01
     warmup_steps: int = 10  # linear warmup, then a constant rate (the validation slice chooses the step)
     val_share: float = 0.25
@@ -242,13 +247,14 @@ def budget_note(cfg: FinetuneConfig) -> str:
     if cfg.fixed_steps:
         return (f"every trained arm: exactly {cfg.fixed_steps} steps of {cfg.batch_size} examples on all its labelled "
                 "examples (fixed budget, --steps)")
-    lrs = "; ".join(f"{a} {', '.join(f'{x:g}' for x in v)}" for a, v in cfg.lr.items())
+    lrs = "; ".join(f"{a} around {v:g}" for a, v in cfg.lr.items())
     return (f"every arm keeps {round(100 * cfg.val_share)} % of its labelled examples aside as a validation slice and "
             "weighs the labels so a rare one counts as much as a common one (class weights). Full: LP-FT (a "
             "logistic-regression head fitted on the frozen encoder first, then everything fine-tuned at a smaller "
             "rate). Scratch: the same model and a smaller one from random weights, the better on the slice kept. "
             f"Trained arms: batches of {cfg.batch_size}, AdamW (weight decay {cfg.weight_decay}, {cfg.warmup_steps} "
-            f"warmup steps), learning rate chosen on the slice from ({lrs}); the slice's score is checked every pass "
+            f"warmup steps), learning rate chosen on the slice ({lrs}: that rate and the ones half a decade either side, "
+            "widened while the highest or lowest tried is best); the slice's score is checked every pass "
             f"over the examples (at least every {cfg.min_eval_every} steps) and the best check is kept, the start "
             f"included; training ends when it has not improved for {cfg.patience} checks or at {cfg.cap_epochs} "
             f"passes ({cfg.min_cap} to {cfg.max_cap} steps; a run still improving there is marked so). "

@@ -4,16 +4,17 @@
     full     LP-FT (Kumar et al., 2022, "Fine-Tuning can Distort Pretrained Features"): first a
              class-weighted logistic-regression head fitted on the frozen pretrained encoder's
              features (the linear probe, its C chosen on the slice), put into the head; then every
-             weight fine-tuned from there at a small learning rate, for each rate of the grid
-             (cfg.lr["full"]). The rate and the step (step 0 = the probe's head alone) with the best
-             slice score are kept: fine-tuning that does not help on the slice is not kept.
-    scratch  the same architecture from random weights and a smaller one (model.SMALL),
-             each trained at every rate of cfg.lr["scratch"]; the better on the slice is kept, and
-             the result says which ("model").
+             weight fine-tuned from there at a small learning rate: cfg.lr["full"] and its
+             neighbours on LADDER, widened while an end of what was tried wins (rate_search). The
+             rate and the step (step 0 = the probe's head alone) with the best slice score are
+             kept: fine-tuning that does not help on the slice is not kept.
+    scratch  the same architecture from random weights and a smaller one (model.SMALL), each
+             with its own rate search around cfg.lr["scratch"]; the better on the slice is kept,
+             and the result says which ("model").
 """
 from __future__ import annotations
 
-from .loop import FinetuneConfig, TaskData, _state, predict, train_arm
+from .loop import LADDER, FinetuneConfig, TaskData, _state, predict, train_arm
 from .model import Classifier, build_classifier
 
 
@@ -31,19 +32,45 @@ def probe_head(model: Classifier, data: TaskData, fit: list[int], val: list[int]
     return {"C": C, "C_at_edge": edge}
 
 
-def _best_of(candidates, data: TaskData, fit: list[int], val: list[int], seed: int, cfg: FinetuneConfig):
-    """Train each (model, lr, extra info) and keep the best on the slice: (model, info)."""
-    best = None
-    for model, lr, extra in candidates:
-        info = train_arm(model, lr, data, fit, val, seed, cfg) | {"lr": lr} | extra
-        key = (info["val_score"] or 0.0, -(info["val_loss"] or 0.0))
-        if best is None or key > best[0]:
-            best = (key, model, info, _state(model))
-        if cfg.fixed_steps:
-            break
-    _, model, info, state = best
-    model.load_state_dict(state)
-    return model.eval(), info
+def _key(info: dict) -> tuple:
+    return (info["val_score"] or 0.0, -(info["val_loss"] or 0.0))
+
+
+def rate_search(make, center: float, data: TaskData, fit: list[int], val: list[int], seed: int,
+                cfg: FinetuneConfig) -> tuple:
+    """Train make(lr) -> (model, extra) at `center` and its two neighbours on the ladder of rates,
+    then keep widening on whichever side wins (a higher rate while the highest tried is best, a
+    lower one while the lowest is), so the rate kept is inside what was tried unless the ladder
+    ends (issue 42: the old two-rate grids chose their edge on 5 of 5 seeds). Returns (key, model,
+    info, state) of the best on the slice; info says "rates_tried" and "lr_at_edge"."""
+    i = LADDER.index(center)
+    lo, hi = max(0, i - 1), min(len(LADDER) - 1, i + 1)
+    tried: dict = {}
+    rank = lambda j: (*tried[j][0], -abs(j - i))  # noqa: E731  a tie goes to the rate nearest the centre
+
+    def run(j: int):
+        model, extra = make(LADDER[j])
+        info = train_arm(model, LADDER[j], data, fit, val, seed, cfg) | {"lr": LADDER[j]} | extra
+        tried[j] = (_key(info), model, info, _state(model))
+
+    if cfg.fixed_steps:  # no slice, no choosing: the centre rate only
+        run(i)
+    else:
+        for j in range(lo, hi + 1):
+            run(j)
+        while True:
+            best = max(tried, key=rank)
+            if best == min(tried) and best > 0:
+                run(best - 1)
+            elif best == max(tried) and best < len(LADDER) - 1:
+                run(best + 1)
+            else:
+                break
+    best = max(tried, key=rank)
+    key, model, info, state = tried[best]
+    edge = not cfg.fixed_steps and best in (min(tried), max(tried))
+    info = info | {"rates_tried": [LADDER[j] for j in sorted(tried)], "lr_at_edge": edge}
+    return key, model, info, state
 
 
 def full_lpft(pretrained, data: TaskData, fit: list[int], val: list[int], seed: int, cfg: FinetuneConfig):
@@ -51,23 +78,28 @@ def full_lpft(pretrained, data: TaskData, fit: list[int], val: list[int], seed: 
     lp = probe_head(model, data, fit, val, seed) if val else {}
     start = _state(model)
 
-    def runs():
-        for lr in cfg.lr["full"]:
-            model.load_state_dict(start)
-            yield model, lr, lp
+    def make(lr):
+        model.load_state_dict(start)
+        return model, lp
 
-    return _best_of(runs(), data, fit, val, seed, cfg)
+    _, model, info, state = rate_search(make, cfg.lr["full"], data, fit, val, seed, cfg)
+    model.load_state_dict(state)
+    return model.eval(), info
 
 
 def scratch_pair(pretrained, data: TaskData, fit: list[int], val: list[int], seed: int, cfg: FinetuneConfig):
-    def runs():
-        for small in (False, True):
-            for lr in cfg.lr["scratch"]:
-                m = build_classifier("scratch", pretrained, len(data.labels), data.kind, seed, small=small)
-                cfg_m = m.encoder.cfg
-                yield m, lr, {"model": f"{cfg_m.n_layer} layers x {cfg_m.n_embd}" + (" (smaller)" if small else "")}
+    """Each model size searches its own rate; the better on the slice is kept."""
+    found = []
+    for small in ((False,) if cfg.fixed_steps else (False, True)):
+        def make(lr, small=small):
+            m = build_classifier("scratch", pretrained, len(data.labels), data.kind, seed, small=small)
+            c = m.encoder.cfg
+            return m, {"model": f"{c.n_layer} layers x {c.n_embd}" + (" (smaller)" if small else "")}
 
-    return _best_of(runs(), data, fit, val, seed, cfg)
+        found.append(rate_search(make, cfg.lr["scratch"], data, fit, val, seed, cfg))
+    _, model, info, state = max(found, key=lambda f: f[0])
+    model.load_state_dict(state)
+    return model.eval(), info
 
 
 def finetune_one(pretrained, data: TaskData, arm: str, size: int | None, seed: int,

@@ -26,18 +26,13 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 RESULTS = REPO / "models" / "finetune_results"
-DEFAULT = ["--workers", "1", "--no-export", "--no-gpt"]
-# What the card should hold, cheapest and per-character first (one shared core: issue 32's budget).
-PLAN = {
-    "spaces-32": ["--task", "spaces", "--arms", "readout,full,probe,scratch,ngram", "--sizes", "32", "--seeds", "5"],
-    "typos-cheap": ["--task", "typos", "--arms", "readout,probe,ngram", "--sizes", "32,128", "--seeds", "5"],
-    "backwards-cheap": ["--task", "backwards", "--arms", "readout,probe,ngram", "--sizes", "32,128", "--seeds", "5"],
-    "spelling-cheap": ["--task", "spelling", "--arms", "readout,probe,ngram", "--sizes", "32,128", "--seeds", "5"],
-    "capitals-cheap": ["--task", "capitals", "--arms", "readout,probe,ngram", "--sizes", "32", "--seeds", "5"],
-    "punctuation-cheap": ["--task", "punctuation", "--arms", "readout,probe,ngram", "--sizes", "32", "--seeds", "5"],
-    "typos-32": ["--task", "typos", "--arms", "full,scratch", "--sizes", "32", "--seeds", "5"],
-    "spaces-128": ["--task", "spaces", "--arms", "readout,full,probe,scratch,ngram", "--sizes", "128", "--seeds", "5"],
-}
+DEFAULT = ["--workers", "2", "--no-export", "--no-gpt"]
+# What the card holds (issue 42): each task of the fixed set (training/tasks/README.md: the tasks no head
+# can read first, then the ones a head reads), every arm at 8, 32 and 128 labelled examples, 5 seeds; the
+# cheap arms (readout, probe, n-grams) at "all" too. Run one at a time, niced, on a machine left alone.
+GRID = ["--arms", "readout,full,probe,scratch,ngram", "--sizes", "8,32,128,all", "--trained-up-to", "128", "--seeds", "5"]
+SET = ("names", "repeats", "follows", "spaces", "typos", "capitals", "punctuation", "backwards")
+PLAN = {f"{t}-grid": ["--task", t, *GRID] for t in SET}
 ARM_HEAD = {"readout": "readout (own head)", "full": "LP-FT", "probe": "linear probe", "scratch": "from scratch",
             "ngram": "char n-grams (balanced)"}
 
