@@ -4,6 +4,8 @@ grid end to end through the command line (events, skipped sizes and arms, export
 parity), the per-character task, snapshots."""
 from __future__ import annotations
 
+import math
+
 import contextlib
 import io
 import json
@@ -89,10 +91,38 @@ def test_the_validation_slice_chooses_the_step_and_lp_ft_starts_from_the_probe(p
     assert info["still_improving"] == (info["stopped"] == "cap" and info["best_step"] == info["steps"])
     _, preds, info = finetune_one(pretrained, data, "full", 12, 0, cfg)
     assert info["examples"] == 12 and info["validation"] == 3 and len(preds) == len(data.test)
-    assert info["lr"] in cfg.lr["full"] and info["C"] is not None  # LP-FT: a probe head first, a rate from the grid
+    assert info["lr"] in info["rates_tried"] and info["C"] is not None  # LP-FT: a probe head first, a rate searched
+    assert cfg.lr["full"] in info["rates_tried"] and len(info["rates_tried"]) >= 3
     _, _, info = finetune_one(pretrained, data, "scratch", 12, 0, cfg)
     assert info["model"].startswith(f"{pretrained.cfg.n_layer} layers x") or info["model"] == "2 layers x 96 (smaller)"
     assert cfg.cap(10_000) == cfg.max_cap and cfg.cap(6) == cfg.min_cap  # the cap grows with the data, within bounds
+
+
+def test_the_rate_search_widens_until_the_rate_kept_is_inside_what_was_tried(monkeypatch):
+    """A made-up slice score peaking at 1e-2: the search starts at 1e-4 and its neighbours, keeps going up
+    while the highest rate tried wins, and stops one past the peak; a peak below the ladder's end the
+    other way; a peak at the ladder's end is said ("lr_at_edge")."""
+    from training.finetune import lpft
+    from training.finetune.loop import LADDER, FinetuneConfig
+
+    def fake(peak):
+        def train(model, lr, *a, **k):
+            return {"val_score": 1 - abs(math.log10(lr) - math.log10(peak)) / 10, "val_loss": 0.0}
+        return train
+
+    monkeypatch.setattr(lpft, "_state", lambda m: {})
+    cfg = FinetuneConfig()
+    for peak, tried, edge in ((1e-2, [3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2], False),
+                              (1e-5, [3e-6, 1e-5, 3e-5, 1e-4, 3e-4], False),
+                              (1e-4, [3e-5, 1e-4, 3e-4], False),
+                              (1.0, list(LADDER[3:]), True)):
+        monkeypatch.setattr(lpft, "train_arm", fake(peak))
+        _, _, info, _ = lpft.rate_search(lambda lr: (None, {}), 1e-4, None, [], [], 0, cfg)
+        assert info["rates_tried"] == tried and info["lr_at_edge"] is edge, peak
+        assert info["lr"] == min(tried, key=lambda r: abs(math.log10(r) - math.log10(peak)))
+    monkeypatch.setattr(lpft, "train_arm", lambda *a, **k: {"val_score": 0.5, "val_loss": 0.1})  # all alike: the centre
+    _, _, info, _ = lpft.rate_search(lambda lr: (None, {}), 1e-4, None, [], [], 0, cfg)
+    assert info["lr"] == 1e-4 and info["rates_tried"] == [3e-5, 1e-4, 3e-4] and not info["lr_at_edge"]
 
 
 @pytest.mark.slow
@@ -212,7 +242,7 @@ def test_a_tiny_grid_end_to_end_through_the_command_line(tiny_models_dir, task_f
     accs = [r["accuracy"] for r in results if r["arm"] == "full" and r["size"] == "all"]
     assert cell["n"] == 2 and cell["mean"] == pytest.approx(sum(accs) / 2) and 0 <= cell["lo"] <= cell["mean"] <= cell["hi"] <= 1
     assert summary["difference"]["by_size"]["6"]["seeds"] == [0, 1]
-    assert set(summary["differences"]) == {"probe", "scratch", "ngram"} and summary["headline"]["text"]
+    assert set(summary["differences"]) == {"scratch", "ngram"} and summary["headline"]["text"]  # the probe: shown, not compared
     assert set(summary["cpu_seconds"]) == {"full", "probe", "scratch", "ngram"}
     assert summary["device"] == start["device"]
     assert json.loads((out / "summary.json").read_text())["results"] == summary["results"]

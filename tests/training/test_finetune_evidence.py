@@ -73,13 +73,13 @@ def test_an_interval_of_zero_width_is_never_a_claim():
     same = {s: seq_units([1] * 30) for s in range(5)}
     outcomes = ([result("full", 32, s, a[s], same=True) for s in range(5)]
                 + [result("scratch", 32, s, b[s]) for s in range(5)]
-                + [result("probe", 32, s, same[s], same=True) for s in range(5)])
-    out = summarize(outcomes, ["full", "probe", "scratch"], [32], "accuracy")
+                + [result("ngram", 32, s, same[s], same=True) for s in range(5)])
+    out = summarize(outcomes, ["full", "ngram", "scratch"], [32], "accuracy")
     d = out["differences"]["scratch"]["32"]
     assert d["lo"] == d["hi"] == pytest.approx(0.5) and stats.zero_width(d) and not clear(d)
     head = out["headline"]
     assert head["comparisons"] == [] and "survive" not in head["text"].replace("none shows a difference that survives", "")
-    assert "no difference measurable" in head["text"] and "LP-FT and the linear probe" in head["text"]
+    assert "no difference measurable" in head["text"] and "LP-FT and character n-grams" in head["text"]
     assert "every seed alike" in head["text"] and "+50.0" in head["text"]
     assert not clear({"lo": 0.5, "hi": 0.5}) and clear({"lo": 0.4, "hi": 0.6})
 

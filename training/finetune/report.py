@@ -115,29 +115,60 @@ def build_card(model: str = "models") -> dict:
     comps = [(n, o, k) for n, f in files.items() if enough[n] for o, by in (f["summary"].get("differences") or {}).items()
              for k, d in by.items() if d.get("n", 0) > 1]
     m = len(comps)
-    claims = []
+    rows = []
     for n, o, k in comps:
         d = files[n]["summary"]["differences"][o][k]
         c = corrected(d, m)
-        if clear({"corrected": c}):  # an interval of zero width is never a claim
-            claims.append({"file": n, "task": files[n]["task"], "of": ["full", o], "size": k, "mean": d["mean"],
-                           "lo": c["lo"], "hi": c["hi"]})
+        rows.append({"file": n, "task": files[n]["task"], "head_reads": head_reads(files[n]["summary"]), "of": ["full", o],
+                     "size": k, "mean": d["mean"], "lo": c["lo"], "hi": c["hi"],
+                     "clear": clear({"corrected": c})})  # an interval of zero width is never a claim
+    claims = [r for r in rows if r["clear"]]
     tasks = sorted({files[n]["task"] for n, _, _ in comps})
     sizes = sorted({k for _, _, k in comps}, key=lambda s: (s == "all", int(s) if s.isdigit() else 0))
     return {"model": model, "bert_onnx_sha256": fingerprint(model), "gpt_onnx_sha256": sha(Path(model) / "gpt.onnx"),
             "interval": METHOD, "files": files, "not_run": [n for n in PLAN if n not in files],
-            "headline": {"m": m, "tasks": tasks, "sizes": sizes, "claims": claims,
-                         "text": headline_text(m, tasks, sizes, claims)}}
+            "headline": {"m": m, "tasks": tasks, "sizes": sizes, "claims": claims, "comparisons": rows,
+                         "text": headline_text(m, tasks, sizes, rows)}}
 
 
-def headline_text(m: int, tasks: list, sizes: list, claims: list) -> str:
+def head_reads(summary: dict) -> bool:
+    """Does a pretrained head read this task with no labels (it declares a readout, and one ran)?"""
+    return "readout" in summary.get("results", {})
+
+
+def said(c: dict) -> str:
+    return (f"{c['task']} at {c['size']}: LP-FT {100 * c['mean']:+.1f} points against {ARM_HEAD[c['of'][1]]} "
+            f"({100 * c['lo']:+.1f} to {100 * c['hi']:+.1f})")
+
+
+def headline_text(m: int, tasks: list, sizes: list, rows: list) -> str:
+    """Every comparison of every file is one of m; the clear ones said, by kind of task: first the tasks no
+    pretrained head reads (the evidence the lab is for: each named with LP-FT against n-grams at its
+    largest size, clear or not), then the ones a head reads."""
     if not m:
         return "No LP-FT comparison has been run yet."
-    said = "; ".join(f"{c['task']} at {c['size']}: LP-FT {100 * c['mean']:+.1f} points against {ARM_HEAD[c['of'][1]]} "
-                     f"({100 * c['lo']:+.1f} to {100 * c['hi']:+.1f})" for c in claims)
-    return (f"{m} comparisons of LP-FT against the other arms ({len(tasks)} task{'s' * (len(tasks) != 1)}: "
-            f"{', '.join(tasks)}; size{'s' * (len(sizes) != 1)} {', '.join(sizes)}); intervals Bonferroni-corrected for "
-            f"{m}. " + (f"Clear after correction: {said}." if claims else "None is clear after the correction."))
+    out = [f"{m} comparisons of LP-FT against the other arms ({len(tasks)} task{'s' * (len(tasks) != 1)}: "
+           f"{', '.join(tasks)}; size{'s' * (len(sizes) != 1)} {', '.join(sizes)}); intervals Bonferroni-corrected "
+           f"for {m}."]
+    for reads, kind in ((False, "Tasks no head can read"), (True, "Tasks a pretrained head reads")):
+        mine = [r for r in rows if r["head_reads"] == reads]
+        if not mine:
+            continue
+        names = sorted({r["task"] for r in mine})
+        clear_ones = [r for r in mine if r["clear"]]
+        text = f"{kind} ({', '.join(names)}): " + (f"clear after correction: {'; '.join(map(said, clear_ones))}."
+                                                   if clear_ones else "none is clear after the correction.")
+        if not reads:
+            last = []
+            for t in names:
+                vs = [r for r in mine if r["task"] == t and r["of"][1] == "ngram"]
+                if vs:
+                    top = max(vs, key=lambda r: int(r["size"]) if r["size"].isdigit() else 10 ** 9)
+                    last.append(said(top) + ("" if top["clear"] else ", not clear"))
+            if last:
+                text += " Against character n-grams at the largest size: " + "; ".join(last) + "."
+        out.append(text)
+    return " ".join(out)
 
 
 def pct(x) -> str:
