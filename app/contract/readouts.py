@@ -118,3 +118,29 @@ def words(value, kind: str) -> str:
         return ("BERT's masked-LM head at each masked letter: p(capital) / (p(capital) + p(small)); zero labels: > 0.5"
                 + where)
     return "BERT's masked-LM head at each masked character: 1 - p(the character there); zero labels: p < 1 %" + where
+
+
+def why_not(value, kind: str, labels: list[str], has_gpt: bool) -> str | None:
+    """Why the readout arm cannot run for a task with this declaration (None: it runs), in the trainer's
+    words: the trainer skips the arm with it (training/finetune/readout.py), the page's plan says it first."""
+    if value is None or value == "none":
+        if value == "none":
+            return "this task declares no readout (its answer is not something the pretrained heads predict)"
+        if kind == "sequence":
+            if len(labels) != 2:
+                return f"the readout sets one threshold between two labels; this task has {len(labels)}"
+            return ("this whole-input task declares no readout: GPT's likelihood is read only when the task says which "
+                    'label the likelier texts have ({"gpt": LABEL} on the file\'s first line, or --readout)')
+        return ("this per-character task declares no readout (which character to read at a [MASK]: "
+                '{"insert": CHARS} or {"masked": "other" | "upper"} on the file\'s first line, or --readout)')
+    problem = fit_problem(value, kind, labels)
+    if problem:
+        return problem
+    if kind == "sequence" and not has_gpt:
+        return "this model set has no GPT (gpt.onnx) to read the texts"
+    return None
+
+
+def zero_label(value, kind: str) -> bool:
+    """Has the readout a zero-label rule (size 0 in the results)? Every declaration that runs has one."""
+    return value not in (None, "none") and (kind == "token" or "gpt" in value)

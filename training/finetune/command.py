@@ -7,6 +7,7 @@ fairly against the baselines.
     python -m training finetune --list-tasks          # JSON of the shipped tasks (no torch imported)
     python -m training finetune --check-task FILE     # JSON list of the file's problems ([] = fine); its readout on stderr
     python -m training finetune --task FILE --readout '{"masked": "other"}' --arms readout,ngram
+    python -m training finetune --model models --task spaces --time-step   # one JSON line: a step's CPU seconds here
 
 --task is a shipped task's name (training/finetune/tasks.py) or a .jsonl file (app/contract/task_format.py);
 `--task capitals --corpus PATH` builds the capitals task from any text. The arms
@@ -20,13 +21,18 @@ vocabulary: app/contract/readouts.py; `none` switches it off). Output, one JSON 
 
     {"event": "start", "task", "kind": "sequence"|"token", "metric": "accuracy"|"f1", "labels", "arms",
      "sizes", "seeds", "n_train", "n_test", "jobs", "how", "skipped": [{"size"|"arm", "why"}], "notes",
-     "majority": {"label", "score", "accuracy", "f1"}}
+     "majority": {"label", "score", "accuracy", "f1"},
+     "estimate": {"seconds", "step_seconds", "small_step_seconds", "start_seconds", "padded_length", "jobs",
+                  "workers", "text", "time_left"}}   how long the grid will take here: a step timed now
+                                      (training/finetune/step_time.py) and app/contract/finetune_cost.py
     {"event": "result", "arm", "size", "seed", "metric", "score", "accuracy" (+ "f1"), "same_answer",
-     "n_test", "examples", "validation", "steps", ..., "seconds", "cpu_seconds"}  (+ "model", "step" with --snapshots)
+     "n_test", "examples", "validation", "steps", ..., "seconds", "cpu_seconds",
+     "time_left": {"seconds", "text", "scale"}}  (+ "model", "step" with --snapshots; no time_left there)
+                                      the estimate scaled by what the finished jobs took (progress.py)
     {"event": "classifier", "arm", "dir": "classifiers/<arm>", "accuracy", "score", "seconds"}  full, probe and
         scratch at the largest size, seed 0, exported to OUT/classifiers/<arm>/ (training/finetune/export.py)
     {"event": "gpt_way", ...}                         (training/finetune/gpt.py)
-    {"event": "summary", ...}                         (training/finetune/summary.py)
+    {"event": "summary", ..., "time": {"estimated_seconds", "seconds"}}  (training/finetune/summary.py)
     {"event": "error", "message"}                     then exit status 1 (+ "errors": a malformed task file's list)
 
 Sizes are strings in the summary's keys ("8", "all"). OUT/summary.json keeps the summary. An
@@ -39,8 +45,10 @@ import argparse
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
+from app.contract import finetune_cost as cost
 from app.contract import readouts
 from app.contract.finetune_evidence import plan_sizes  # the one rule, shared with the page's plan
 
@@ -48,13 +56,12 @@ from .tasks import TaskFormatError, list_tasks, load_task
 
 ARMS = ("readout", "full", "probe", "scratch", "ngram")
 ALIASES = {"likelihood": "readout"}  # the whole-input readout's old name
-EXPORTED = ("full", "probe", "scratch")
-TRAINED = ("full", "scratch")
-RUN_ORDER = ("readout", "ngram", "probe", "full", "scratch")  # cheapest first: the first point comes fast
+EXPORTED, TRAINED = cost.EXPORTED, cost.TRAINED  # the grid's order: cost.grid (cheapest first)
 DEFAULT_ARMS = ",".join(ARMS)
 DEFAULT_SIZES = "8,32,128,all"
 DEFAULT_SEEDS = 5
 SMALL_TEST = 30
+STARTED = time.time()  # about when this process started (before torch): the summary's "time"
 
 
 def emit(event: dict) -> None:
@@ -96,6 +103,9 @@ def add_finetune_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-gpt", action="store_true", help="skip GPT's way")
     p.add_argument("--list-tasks", action="store_true", help="print the shipped tasks as JSON and exit")
     p.add_argument("--check-task", default=None, metavar="FILE", help="print the task file's problems as JSON and exit")
+    p.add_argument("--time-step", action="store_true",
+                   help="print one JSON line and exit: the CPU seconds of one training step here (forward, backward and "
+                   "update of a batch of 16 of the task's training texts, one thread) and of a trainer's start")
 
 
 def parse_sizes(text: str) -> list:
@@ -165,32 +175,31 @@ def run(args) -> dict:
     if not sizes or not arms:
         raise ValueError("nothing to run: " + "; ".join(f"{s.get('size', s.get('arm'))}: {s['why']}" for s in skipped))
     limit = getattr(args, "trained_up_to", None)
-    above = lambda size: limit is not None and (size == "all" or size > limit)  # noqa: E731
     for size in sizes:
-        if above(size) and any(a in TRAINED for a in arms):
+        if limit is not None and (size == "all" or size > limit) and any(a in TRAINED for a in arms):
             skipped.append({"size": size, "arms": [a for a in arms if a in TRAINED],
                             "why": f"the trained arms run only up to {limit} labelled examples (--trained-up-to)"})
-    grid = [(arm, size, seed) for size in sizes for seed in range(args.seeds) for arm in RUN_ORDER
-            if arm in arms and not (arm in TRAINED and above(size))]
-    if "readout" in arms and lab.zero_label():
-        grid.insert(0, ("readout", 0, 0))
+    grid = cost.grid(arms, sizes, args.seeds, "readout" in arms and lab.zero_label(), limit)
     export = bool(args.out and not args.no_export)
     if export:
         lab.prepare_export(Path(args.out))
+    estimate, progress = time_plan(args, lab, task, arms, sizes, grid, device, export)
     emit({"event": "start", "task": task.name, "kind": task.kind, "metric": lab.metric, "labels": task.labels,
           "arms": arms, "sizes": sizes, "seeds": args.seeds, "n_train": len(task.train), "n_test": len(task.test),
           "device": device, "jobs": len(grid), "how": lab.how(),
           "readout": lab.readout_how() if "readout" in arms else None, "skipped": skipped, "notes": notes(task),
-          "majority": lab.majority()})
+          "majority": lab.majority(), "estimate": estimate})
     outcomes, cpu = [], {a: 0.0 for a in arms}
 
     def done(model, result, u):
         outcomes.append((result, u))
         cpu[result["arm"]] += result["cpu_seconds"]
-        emit(result)
+        progress.finished(result, time.time())
+        emit(result | {"time_left": progress.left(time.time())})
         if (export and model is not None and result["arm"] in EXPORTED and result["size"] == sizes[-1]
                 and result["seed"] == 0 and "smaller" not in result.get("model", "")):
             emit(lab.export(model, result, Path(args.out)))
+            progress.exported()
 
     trained = [j for j in grid if j[0] in TRAINED] if args.workers > 1 else []
     if trained:
@@ -217,7 +226,44 @@ def run(args) -> dict:
             cpu[arm] += extra
     return {"event": "summary", "task": task.name, **summarize(outcomes, arms, sizes, lab.metric, lab.majority()),
             "cpu_seconds": {a: round(c, 2) for a, c in cpu.items()}, "device": device, "majority": lab.majority(), "skipped": skipped,
-            "gpt_way": gpt}
+            "gpt_way": gpt, "time": {"estimated_seconds": estimate["seconds"], "seconds": round(time.time() - STARTED, 1)}}
+
+
+def time_plan(args, lab, task, arms, sizes, grid, device, export):
+    """The start line's estimate (a step timed here now, the cost model) and the tracker of the time left."""
+    import sklearn.linear_model  # noqa: F401 - the regressions need it: part of a trainer's start, timed with it
+
+    from .progress import Progress
+    from .step_time import measure
+
+    timing = measure(lab.bert, lab.data, device)
+    step = timing["step_seconds"]
+    cores = os.cpu_count() or 1
+    gpt_texts = len(task.test) if not args.no_gpt and task.kind == "sequence" and (lab.folder / "gpt.onnx").exists() else 0
+    est = cost.estimate(cost.Shape(task, lab.bert.cfg.context), arms, sizes, args.seeds, step, timing["start_seconds"],
+                        zero_label=grid[:1] == [("readout", 0, 0)], workers=args.workers, cores=cores,
+                        fixed_steps=args.steps, small=timing["small_step_seconds"] / step if step else None,
+                        export=export, gpt_way=bool(gpt_texts), trained_up_to=getattr(args, "trained_up_to", None))
+    exports = sum(1 for a in EXPORTED if a in arms) if export else 0
+    progress = Progress(grid, est.pop("costs"), step, workers=args.workers, cores=cores, exports=exports,
+                        gpt_texts=gpt_texts, start_seconds=timing["start_seconds"], now=time.time())
+    return est | {k: timing[k] for k in ("small_step_seconds", "padded_length", "context", "device")} | {
+        "time_left": progress.left(time.time())}, progress
+
+
+def time_step(args) -> dict:
+    """--time-step: one step of this task's fine-tune timed here (training/finetune/step_time.py)."""
+    import sklearn.linear_model  # noqa: F401 - part of a trainer's start (start_seconds)
+
+    from .runner import Lab
+    from .step_time import measure
+
+    from ..device import resolve as resolve_device
+
+    device = resolve_device(args.device)
+    task = load_task(args.task, args.corpus)
+    lab = Lab(Path(args.model), task, None, 1, device)
+    return {"event": "step_time", **measure(lab.bert, lab.data, device), "model": args.model, "task": task.name}
 
 
 def snapshot_folders(run: Path) -> list[tuple[str, int, Path]]:
@@ -278,6 +324,9 @@ def cli(argv: list[str] | None = None) -> int:
     try:
         if not args.task:
             raise ValueError("--task: give a shipped task's name or a .jsonl file (see --list-tasks)")
+        if args.time_step:
+            emit(time_step(args))
+            return 0
         summary = run(args)
         if args.out:
             out = Path(args.out)

@@ -54,23 +54,9 @@ def declared(task) -> dict | None:
 
 
 def why_not(task, has_gpt: bool) -> str | None:
-    d = declared(task)
-    if d is None:
-        if task.meta.get("readout") == "none":
-            return "this task declares no readout (its answer is not something the pretrained heads predict)"
-        if task.kind == "sequence":
-            if len(task.labels) != 2:
-                return f"the readout sets one threshold between two labels; this task has {len(task.labels)}"
-            return ("this whole-input task declares no readout: GPT's likelihood is read only when the task says which "
-                    'label the likelier texts have ({"gpt": LABEL} on the file\'s first line, or --readout)')
-        return ("this per-character task declares no readout (which character to read at a [MASK]: "
-                '{"insert": CHARS} or {"masked": "other" | "upper"} on the file\'s first line, or --readout)')
-    problem = readouts.fit_problem(d, task.kind, task.labels)
-    if problem:
-        return problem
-    if task.kind == "sequence" and not has_gpt:
-        return "this model set has no GPT (gpt.onnx) to read the texts"
-    return None
+    """Why the arm is skipped for this task (None: it runs): app/contract/readouts.py's rule, which the
+    page's plan says before Start."""
+    return readouts.why_not(task.meta.get("readout"), task.kind, task.labels, has_gpt)
 
 
 def describe(task) -> str:
