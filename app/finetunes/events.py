@@ -4,9 +4,11 @@ tests all fold the same lines the same way.
 
 Lines (one JSON object each; unknown events and fields are kept, never fatal):
     start       task, kind (sequence|token), metric (accuracy|f1), labels, arms, sizes, seeds, n_train,
-                n_test, device, jobs, skipped, notes, majority, readout (how the task is read)
+                n_test, device, jobs, skipped, notes, majority, readout (how the task is read), estimate
+                (seconds, step_seconds, jobs, workers, text, time_left {seconds, text}: a step timed at the
+                start, app/contract/finetune_cost.py)
     result      arm, size, seed, score (the metric's value), accuracy, n_test, steps, same_answer,
-                seconds, cpu_seconds (and step, fine-tuning from snapshots)
+                seconds, cpu_seconds, time_left {seconds, text, scale} (and step, fine-tuning from snapshots)
     classifier  arm, dir (a model-set folder under the job's output), accuracy
     gpt_way     GPT's zero-training answer (scored continuations, with its answer counts)
     summary     results {arm: {size: {mean, lo, hi, n}}} (Student's t over seeds; "interval" names the

@@ -27,6 +27,7 @@ from ..errors import ApiError
 from ..jobs.kernel import Jobs
 from . import events as ev
 from .plan import job_plan
+from .step_times import StepTimes
 from .tasks import shipped_tasks
 
 INTERRUPTED = "the server stopped while this fine-tune was running; its finished classifiers stay usable"
@@ -49,6 +50,8 @@ class FinetuneManager(Jobs):
         self.slot_users.append(runs.active_label)  # one training slot for both kinds
         self.runs = runs
         self._tasks: list[dict] | None = None
+        # this machine's step time per model set, for the estimate before Start (app/finetunes/step_times.py)
+        self.step_times = StepTimes(self.data_dir, self.REPO, self.niced, self.slot_holder)
 
     # ---- the spec --------------------------------------------------------------------------------
     new_state = staticmethod(ev.new_state)
@@ -56,6 +59,17 @@ class FinetuneManager(Jobs):
 
     def label(self, job: dict) -> str:
         return f"fine-tune on {job['settings']['task_label']}"
+
+    def on_event(self, job_id: str, event: dict) -> None:
+        """A fine-tune's start line carries the step time it measured: the model set's kept one (issue 42)."""
+        if event.get("event") == "start" and isinstance(event.get("estimate"), dict):
+            st = self.get(job_id)["settings"]
+            self.step_times.learn(st["model"], Path(st["model_dir"]), event["estimate"], f"fine-tune {job_id}")
+
+    def slot_holder(self) -> str | None:
+        """Who holds the training slot, in words (a run or a fine-tune), or None."""
+        holder = self.active_label() or next((h for h in (u() for u in self.slot_users) if h), None)
+        return holder["name"] if holder else None
 
     def _classifier(self, job: dict, c: dict) -> tuple[str, Path, dict] | None:
         """The model set of one `classifier` event, when its folder is complete and inside the job's output."""

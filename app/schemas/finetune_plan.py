@@ -1,17 +1,19 @@
 """Request and response bodies of POST /api/finetune-plan (app/routers/finetune_plan.py)."""
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..contract.finetune_evidence import MIN_RARE, MIN_TEST_TEXTS, MIN_TOKEN_TEXTS
+from .finetunes import ARMS, StartFinetune
 
 Size = Annotated[int, Field(ge=1, le=100_000)] | Literal["all"]
 
 
 class PlanRequest(BaseModel):
-    """What a start would run: exactly one of `task` and `task_text`, and the sizes."""
+    """What a start would run: exactly one of `task` and `task_text`, the sizes, and for the estimate the
+    model, arms, seeds (and readout, steps) as POST /api/finetunes takes them."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
     task: str | None = Field(None, min_length=1, max_length=64, description="A shipped task's name (GET /api/tasks).")
@@ -19,11 +21,37 @@ class PlanRequest(BaseModel):
                                   "takes it.")
     sizes: list[Size] = Field([8, 32, 128, "all"], min_length=1, max_length=8,
                               description="Numbers of labelled examples per fine-tune ('all' = every training example).")
+    model: str | None = Field(None, min_length=1, max_length=64, description="The pretrained BERT's model set "
+                              "(GET /api/models); omitted: the default set. Its step time here sizes the estimate.")
+    arms: list[Literal["readout", "full", "probe", "scratch", "ngram"]] = Field(
+        list(ARMS), min_length=1, max_length=5, description="The arms the start would run (as POST /api/finetunes).")
+    seeds: int = Field(5, ge=1, le=10, description="Repeats per arm and size (as POST /api/finetunes).")
+    readout: Any = Field(None, description=StartFinetune.model_fields["readout"].description,
+                         json_schema_extra={"oneOf": [{"type": "object"}, {"const": "none"}, {"type": "null"}]})
+    steps: int | None = Field(None, ge=1, le=5000, description="Train the trained arms exactly this many steps (as "
+                              "POST /api/finetunes).")
 
 
 class Skipped(BaseModel):
     size: int
     why: str = Field(description="Why the trainer will skip it, in its own words.")
+
+
+class SkippedArm(BaseModel):
+    arm: str
+    why: str = Field(description="Why the trainer will skip the arm, in its own words.")
+
+
+class Estimate(BaseModel):
+    seconds: float | None = Field(description="Wall-clock seconds from Start to the summary on this machine (the cost "
+                                  "model, app/contract/finetune_cost.py); null while the step time is not known.")
+    step_seconds: float | None = Field(description="CPU seconds of one training step of this model on this task's "
+                                       "texts here (measured by the trainer, carried to this task by its texts' length).")
+    jobs: int = Field(description="Fine-tunes the grid runs (the readout's zero-label rule included).")
+    workers: int = Field(description="How many trained fine-tunes run at a time.")
+    text: str = Field(description="In words, for the page: about how long, the step time, the grid.")
+    why: str | None = Field(description="Why there is no time yet (still measuring, a training holds the machine, ...).")
+    measuring: bool = Field(description="The step time is being measured now: ask again in a few seconds.")
 
 
 class Evidence(BaseModel):
@@ -46,3 +74,6 @@ class Plan(BaseModel):
     sizes: list[int | Literal["all"]] = Field(description="The sizes that will run.")
     skipped: list[Skipped]
     evidence: Evidence
+    arms: list[str] = Field(description="The arms that will run.")
+    skipped_arms: list[SkippedArm] = Field(description="The arms the trainer will skip, and why.")
+    estimate: Estimate

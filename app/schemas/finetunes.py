@@ -84,9 +84,11 @@ class FinetuneSummary(BaseModel):
 
 class FinetuneDetail(FinetuneSummary):
     start: dict[str, Any] | None = Field(description="The trainer's start line: task, kind (sequence|token), "
-                                         "labels, arms, sizes, seeds, n_train, n_test, jobs.")
+                                         "labels, arms, sizes, seeds, n_train, n_test, jobs, estimate (seconds, "
+                                         "step_seconds, jobs, workers, text, time_left: how long it will take here).")
     results: list[dict[str, Any]] = Field(description="One per finished fine-tune: arm, size, seed, accuracy "
-                                          "(held-out), n_test, seconds (and step, from snapshots).")
+                                          "(held-out), n_test, seconds, time_left {seconds, text} (and step, from "
+                                          "snapshots).")
     done: int = Field(description="Finished fine-tunes so far.")
     total: int | None = Field(description="Fine-tunes in the whole grid.")
     by: Literal["size", "step"] = Field(description="What the x axis is: labelled examples, or pretraining steps.")

@@ -1,0 +1,151 @@
+"""The estimate before Start (issue 42 must 3): POST /api/finetune-plan takes the arms, seeds and model
+a start would send and answers how long it will take here, from the model's step time measured by
+the trainer (a subprocess; here a stand-in printing its line), kept in memory and in the data
+folder, refreshed by each fine-tune's start line; busy, slow or failing measurements give a plan
+without seconds that says why; bad input is a 4xx naming the parameter."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.config import Settings
+from app.contract import finetune_cost as cost
+from app.contract.task_format import parse_task
+from app.finetunes.step_times import FILE
+from app.main import create_app
+
+from test_finetune_plan import AUTH, TOKEN, six_lines  # noqa: E402 (tests/app is on sys.path)
+
+TIMING = {"event": "step_time", "step_seconds": 0.1, "small_step_seconds": 0.02, "start_seconds": 3.0,
+          "padded_length": 40.0, "batch": 16, "threads": 1, "device": "cpu", "context": 64}
+
+
+def stand_in(timing: dict | None = TIMING, sleep: float = 0.0, error: str | None = None):
+    """A measuring command that prints the trainer's line (after `sleep` seconds), or an error line."""
+    line = {"event": "error", "message": error} if error else timing
+    code = f"import json, time; time.sleep({sleep}); print(json.dumps({line!r}))"
+    return lambda folder, task: [sys.executable, "-c", code]
+
+
+@pytest.fixture()
+def client(tiny_models_dir, tmp_path):
+    settings = Settings(models_dir=tiny_models_dir, data_dir=tmp_path / "data", instructor_token=TOKEN, run_threads=1)
+    with TestClient(create_app(settings)) as c:
+        times = c.app.state.finetunes.step_times
+        times.command, times.wait_s = stand_in(), 10.0
+        yield c
+
+
+def ask(client, **body) -> dict:
+    r = client.post("/api/finetune-plan", json={"task_text": six_lines(), "sizes": [8, 32, 128, "all"]} | body,
+                    headers=AUTH)
+    assert r.status_code == 200, r.json()
+    return r.json()
+
+
+def test_the_plan_says_how_long_the_start_would_take_here(client, tmp_path):
+    model = client.get("/api/models").json()["default"]
+    p = ask(client, model=model, arms=["readout", "full", "probe", "scratch", "ngram"], seeds=3)
+    assert p["arms"] == ["full", "probe", "scratch", "ngram"]  # a class's file declares no readout
+    assert p["skipped_arms"][0]["arm"] == "readout" and "declares no readout" in p["skipped_arms"][0]["why"]
+    est = p["estimate"]
+    shape = cost.Shape(parse_task(six_lines(), "uploaded"), 64)
+    step = 0.1 * shape.padded / 40.0  # the measured step, carried to this task's texts
+    assert est["step_seconds"] == pytest.approx(step) and est["why"] is None
+    cores = os.cpu_count() or 1
+    assert est["jobs"] == 4 * 1 * 3 and est["workers"] == min(2, cores)  # sizes: 'all' only (4 training lines)
+    expected = cost.estimate(shape, p["arms"], ["all"], 3, step, 3.0, workers=min(2, cores), cores=cores, small=0.2,
+                             export=True, gpt_way=True)  # three classifiers exported, GPT's way answers (as the server runs it)
+    assert est["seconds"] == pytest.approx(expected["seconds"], abs=0.1) and est["text"] == expected["text"]
+    assert f"one training step takes {step:.2g} s here; 12 fine-tunes: 4 arms x 1 size x 3 seeds" in est["text"]
+    kept = json.loads((tmp_path / "data" / FILE).read_text())  # kept in the data folder, keyed by the set
+    [(key, entry)] = kept.items()
+    assert key.startswith(model + ":") and entry["step_seconds"] == 0.1 and entry["source"] == "measured"
+    client.app.state.finetunes.step_times.command = stand_in(error="must not be asked again")
+    assert ask(client, model=model)["estimate"]["step_seconds"] == pytest.approx(step)  # measured once per set
+
+
+def test_more_seeds_take_longer_and_the_words_say_minutes(client):
+    few, many = ask(client, seeds=1)["estimate"], ask(client, seeds=10)["estimate"]
+    assert many["seconds"] > few["seconds"] and many["jobs"] == 10 * few["jobs"]
+    assert any(w in many["text"] for w in ("minute", "minutes"))
+
+
+def test_a_fine_tunes_start_line_replaces_the_kept_step_time(client):
+    m = client.app.state.finetunes
+    model = client.get("/api/models").json()["default"]
+    meta = client.app.state.registry.meta(model)
+    job_id = "f-20250101-000000-abcd"
+    folder = m.folder(job_id)
+    folder.mkdir(parents=True)
+    (folder / "job.json").write_text(json.dumps({"id": job_id, "status": "running", "created": 0, "started": 0,
+                                                 "ended": None, "reason": None, "pid": None, "exit_code": None,
+                                                 "settings": {"model": model, "model_dir": str(meta.folder)}}))
+    m.on_event(job_id, {"event": "start", "estimate": TIMING | {"step_seconds": 0.5, "seconds": 100}})
+    entry = m.step_times.known(model, meta.folder)
+    assert entry["step_seconds"] == 0.5 and entry["source"] == f"fine-tune {job_id}"
+    m.step_times.command = stand_in(error="must not be asked")
+    assert ask(client)["estimate"]["step_seconds"] > 0.5 * 0.5  # from the fine-tune's measurement
+
+
+def test_while_a_training_holds_the_machine_the_plan_comes_without_seconds_and_says_why(client):
+    client.app.state.finetunes.step_times.busy = lambda: "fine-tune on class ABC-123 labels"
+    est = ask(client)["estimate"]
+    assert est["seconds"] is None and est["step_seconds"] is None and est["jobs"] == 20
+    assert "holds the machine (fine-tune on class ABC-123 labels)" in est["why"] and est["measuring"] is False
+    assert est["text"].startswith("How long it will take is not known yet: it is not measured while a training")
+
+
+def test_a_slow_measurement_never_hangs_the_plan(client):
+    times = client.app.state.finetunes.step_times
+    times.command, times.wait_s = stand_in(sleep=2.0), 0.3
+    t0 = time.monotonic()
+    est = ask(client)["estimate"]
+    assert time.monotonic() - t0 < 2.0 and est["seconds"] is None and "still timing one training step" in est["why"]
+    assert est["measuring"] is True
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and ask(client)["estimate"]["seconds"] is None:  # it goes on meanwhile
+        time.sleep(0.3)
+    assert ask(client)["estimate"]["seconds"] > 0
+
+
+def test_a_measurement_past_its_limit_is_stopped_and_said(client):
+    times = client.app.state.finetunes.step_times
+    times.command, times.timeout_s = stand_in(sleep=30.0), 0.5
+    est = ask(client)["estimate"]
+    assert est["seconds"] is None and "measuring one training step took longer than 0.5 s" in est["why"]
+
+
+def test_a_failed_measurement_says_what_the_trainer_said(client):
+    client.app.state.finetunes.step_times.command = stand_in(error="--model: models has no bert.onnx")
+    est = ask(client)["estimate"]
+    assert est["seconds"] is None and "could not be timed here (--model: models has no bert.onnx)" in est["why"]
+
+
+@pytest.mark.parametrize("body, status, parameter", [
+    ({"model": "no-such-set"}, 404, "model"),
+    ({"arms": ["full", "lucky"]}, 422, "arms"),
+    ({"arms": []}, 422, "arms"),
+    ({"seeds": 0}, 422, "seeds"),
+    ({"seeds": 11}, 422, "seeds"),
+    ({"steps": 0}, 422, "steps"),
+    ({"readout": {"insert": " "}}, 422, "readout"),  # a per-character readout on whole lines
+    ({"readout": {"colour": "red"}}, 422, "readout"),
+])
+def test_bad_estimate_input_names_the_field(client, body, status, parameter):
+    r = client.post("/api/finetune-plan", json={"task_text": six_lines()} | body, headers=AUTH)
+    assert r.status_code == status, r.json()
+    assert r.json()["parameter"] == parameter, r.json()
+
+
+@pytest.mark.slow
+def test_the_trainer_measures_the_step_for_real(client):
+    client.app.state.finetunes.step_times.command = __import__("app.finetunes.step_times", fromlist=["x"]).measure_command
+    client.app.state.finetunes.step_times.wait_s = 120.0
+    est = ask(client, seeds=1)["estimate"]
+    assert est["seconds"] > 0 and 0 < est["step_seconds"] < 5 and "one training step takes" in est["text"]
