@@ -6,7 +6,7 @@ import { showError, clearError } from "../lib/errors.js";
 import { api, errorOf } from "../lib/api.js";
 import { plot } from "./finetune_plot.js";
 import { showPlan } from "./finetune_plan.js";
-import { estimateSeconds, handoffWords, labelCounts, minutesWords } from "./finetune_handoff.js";
+import { HANDOFF_GRID, handoffWords, labelCounts } from "./finetune_handoff.js";
 import { chosenReadout, renderReadout } from "./finetune_readout.js";
 import { ARM_TEXT, metricOf, metricWords, numbersOf, overTimeHeading, pct, renderGpt, renderHeadline, renderLegend,
   renderNotes, renderTable, series as seriesOf, sizeKeys } from "./finetune_results.js";
@@ -54,6 +54,7 @@ function render(detail) {
     : "starting…";
   $("#ft-how").textContent = start.how || "";
   const active = detail.status === "queued" || detail.status === "running";
+  renderTimeLeft(detail, active);
   $("#ft-cancel").hidden = !(view.instructor && active);
   $("#ft-delete").hidden = !(view.instructor && !active);
   const numbers = numbersOf(detail);
@@ -77,6 +78,17 @@ function render(detail) {
   const ready = (detail.classifiers || []).filter((c) => c.model);
   $("#ft-classify").disabled = !ready.length;
   $("#ft-answers").dataset.ready = String(ready.length);
+}
+
+/* How long is left, in the trainer's words: its estimate at the start, then after each finished fine-tune the
+   estimate scaled by what the finished ones took (app/contract/finetune_cost.py, training/finetune/progress.py). */
+function renderTimeLeft(detail, active) {
+  const box = $("#ft-time-left");
+  const last = [...(detail.results || [])].reverse().find((r) => r.time_left);
+  const left = last ? last.time_left : ((detail.start || {}).estimate || {}).time_left;
+  box.hidden = !(active && left);
+  box.textContent = box.hidden ? "" : left.text[0].toUpperCase() + left.text.slice(1) +
+    (last ? " (the estimate at the start, corrected by how long the finished fine-tunes took)." : " (the estimate at the start).");
 }
 
 function watch(id) {
@@ -177,20 +189,21 @@ async function setUpStart(data) {
     const fromRun = !!$("#ft-model").selectedOptions[0]?.dataset.run;
     $("#ft-snapshots").disabled = !fromRun;
     if (!fromRun) $("#ft-snapshots").checked = false;
-    estimate();
+    askPlan();
   };
   $("#ft-task").addEventListener("change", sync);
   $("#ft-model").addEventListener("change", sync);
-  for (const sel of ["#ft-sizes", "#ft-seeds"]) $(sel).addEventListener("input", estimate);
-  $("#ft-snapshots").addEventListener("change", estimate);
-  for (const box of document.querySelectorAll("input[name=ft-arm]")) box.addEventListener("change", estimate);
+  for (const sel of ["#ft-sizes", "#ft-seeds"]) $(sel).addEventListener("input", askPlan);
+  $("#ft-snapshots").addEventListener("change", askPlan);
+  for (const box of document.querySelectorAll("input[name=ft-arm]")) box.addEventListener("change", askPlan);
+  $("#ft-readout-choices").addEventListener("change", askPlan); // the readout chosen decides whether that arm runs
   $("#ft-file").addEventListener("change", async () => {
     const file = $("#ft-file").files[0];
     view.uploadText = file ? await file.text() : null;
     view.upload = file ? labelCounts(view.uploadText) : null;
     $("#ft-file-info").textContent = view.upload ? handoffWords(view.upload) : "";
     renderReadout(view.upload);
-    estimate();
+    askPlan();
   });
   sync();
   $("#ft-start").hidden = false;
@@ -199,10 +212,14 @@ async function setUpStart(data) {
 
 /* Label together -> fine-tune: /finetune?class=CODE (the class page's button) takes the session's
    pooled labels (GET /api/sessions/{code}/labels.jsonl, instructor only) as the uploaded task file;
-   choosing a file instead replaces them. */
+   choosing a file instead replaces them. The grid starts as the hand-off's (HANDOFF_GRID: every arm, sizes
+   8 and all, 3 seeds: about 2 minutes on a 2-core laptop for 20-30 lines), and the plan says the time. */
 async function classLabels(code, sync) {
   const info = $("#ft-file-info");
   $("#ft-task").value = "";
+  $("#ft-sizes").value = HANDOFF_GRID.sizes;
+  $("#ft-seeds").value = String(HANDOFF_GRID.seeds);
+  for (const box of document.querySelectorAll("input[name=ft-arm]")) box.checked = true;
   sync();
   try {
     const r = await fetch("/api/sessions/" + encodeURIComponent(code) + "/labels.jsonl", { credentials: "same-origin" });
@@ -216,41 +233,40 @@ async function classLabels(code, sync) {
       `(the class's majority per line). ${handoffWords(view.upload)}` +
       (Object.keys(view.upload.counts).length > 1 ? " Start fine-tuning, or choose a file to use instead." : "");
     renderReadout(view.upload);
-    estimate();
+    askPlan();
   } catch (e) {
     view.classTask = null;
     info.textContent = `The labels of class ${code} could not be loaded: ${e.message}`;
   }
 }
 
-/* What the server's plan is asked about: the task as Start would send it, and the sizes. */
-function planRequest(oneClass) {
-  if (oneClass || $("#ft-snapshots").checked) return null;
+/* What the server's plan is asked about: the start as Start would send it (task, sizes, model, arms, seeds,
+   and for an upload the readout chosen). */
+function planRequest() {
+  if ($("#ft-snapshots").checked) return null;
   const sizes = $("#ft-sizes").value.split(",").map((s) => s.trim()).filter(Boolean)
     .map((s) => (s === "all" ? "all" : /^\d+$/.test(s) ? Number(s) : s));
-  if (!sizes.length) return null;
-  if ($("#ft-task").value) return { task: $("#ft-task").value, sizes };
+  const arms = [...document.querySelectorAll("input[name=ft-arm]:checked")].map((i) => i.value);
+  if (!sizes.length || !arms.length) return null;
+  const seeds = /^\d+$/.test($("#ft-seeds").value.trim()) ? Number($("#ft-seeds").value) : $("#ft-seeds").value;
+  const common = { sizes, arms, seeds, model: $("#ft-model").value || null };
+  if ($("#ft-task").value) return { task: $("#ft-task").value, ...common };
   const text = view.uploadText ?? (view.classTask && view.classTask.text);
-  return text ? { task_text: text, sizes } : null;
+  if (!text) return null;
+  const readout = chosenReadout();
+  return { task_text: text, ...common, ...(readout !== undefined ? { readout } : {}) };
 }
 
-/* Before Start: a single label is said (and Start waits), the grid's time is estimated, and the plan says
-   which sizes will be skipped and whether the test part can carry a comparison (finetune_plan.js). */
-function estimate() {
-  const note = $("#ft-estimate");
+/* Before Start: a single label is said (and Start waits); otherwise the server's plan says which sizes and
+   arms will be skipped, whether the test part can carry a comparison, and how long it will take here
+   (finetune_plan.js). */
+function askPlan() {
   const shipped = view.tasks[$("#ft-task").value];
   const up = shipped ? null : view.upload;
-  const arms = [...document.querySelectorAll("input[name=ft-arm]:checked")].map((i) => i.value);
-  const sizes = $("#ft-sizes").value.split(",").map((s) => s.trim()).filter(Boolean);
   const oneClass = !!up && Object.keys(up.counts).length < 2;
   $("#ft-go").disabled = oneClass;
-  showPlan(planRequest(oneClass));
-  if (oneClass) { note.textContent = handoffWords(up); return; }
-  const lines = shipped ? Math.round((shipped.n_train || 0) / 0.7) : up ? up.lines : 0;
-  if (!lines || !arms.length) { note.textContent = ""; return; }
-  const secs = estimateSeconds({ lines, kind: shipped ? shipped.kind : up.kind, arms, sizes,
-    seeds: Number($("#ft-seeds").value) || 1 });
-  note.textContent = `Time: ${minutesWords(secs)} (a rough guess from the lab's measured CPU time; a busy server is slower).`;
+  showPlan(oneClass ? null : planRequest());
+  if (oneClass) $("#ft-estimate").textContent = handoffWords(up);
 }
 
 async function start() {

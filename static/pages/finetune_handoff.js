@@ -1,8 +1,14 @@
 /* The class hand-off before Start (issue 32): what the pooled labels hold, named before anything runs
    (a task needs two labels at least: one class only is said here, not as an error after Start), and
-   a rough time estimate for the grid the form would start.
+   the grid the hand-off starts with (issue 42 must 3: sized by the server's cost model to about 2 minutes
+   on a 2-core laptop for 20-30 labelled lines; the time itself is the plan's, finetune_plan.js).
    API: labelCounts(text) -> {kind, counts: {label: n}, lines, bad, declared?}; handoffWords(info) -> sentence;
-        estimateSeconds({lines, kind, arms, sizes, seeds, cores}) -> seconds; minutesWords(seconds). */
+        HANDOFF_GRID {sizes, seeds}: what /finetune?class=CODE fills in. */
+
+/* Every arm; 8 labelled lines and all of them; 3 seeds. The server's estimate for 20 lines of the sentiment
+   sentences: about a minute (65 s), for 30: about 2 minutes (103 s), one step 0.092 s (docs/finetune.md "Speed");
+   larger sizes are skipped anyway below 45 lines (more than the training part holds). */
+export const HANDOFF_GRID = { sizes: "8,all", seeds: 3 };
 
 /* Labels per line of a task file's text (JSON Lines): whole-input "label", or per-character "tags"; a first
    line {"readout": ...} (the file's own readout, issue 42) is `declared`, not a labelled line. */
@@ -40,26 +46,4 @@ export function handoffWords(info) {
       "labels to tell apart: label some lines with another answer first.";
   }
   return `Labels: ${list}.`;
-}
-
-/* Rough CPU-seconds per fine-tune (measured: a 20-line class hand-off, 108 CPU-seconds for the default grid;
-   spaces at 32, docs/finetune.md "Speed"): the trained
-   arms grow with the examples they read; the readout, probe and n-grams cost little after their setup. */
-const PER_JOB = { full: (n) => 2 + 0.35 * n, scratch: (n) => 1.5 + 0.28 * n, probe: () => 0.2, ngram: () => 0.3, readout: () => 0.1 };
-const SETUP = 15; // loading the models, the readout's and the probe's one pass over every example
-
-export function estimateSeconds({ lines, kind, arms, sizes, seeds, cores = 2 }) {
-  const chars = kind === "token" ? 2 : 1; // a per-character task scores every character: slower
-  let total = SETUP;
-  for (const s of sizes) {
-    const n = s === "all" ? lines * 0.7 : Number(s);
-    if (!(n >= 2) || (s !== "all" && n >= lines * 0.7)) continue; // larger than the labelled set: the trainer skips it
-    for (const arm of arms) total += seeds * (PER_JOB[arm] ? PER_JOB[arm](n) : 1) * chars;
-  }
-  return total / Math.max(1, Math.min(cores, 2));
-}
-
-export function minutesWords(seconds) {
-  if (seconds < 90) return "about a minute on this machine";
-  return `about ${Math.round(seconds / 60)} minutes on this machine`;
 }
