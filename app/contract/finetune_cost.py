@@ -35,6 +35,10 @@ SAMPLE_BATCHES = 8       # batches the step time is measured on (and the padded 
 TRAINED = ("full", "scratch")
 RUN_ORDER = ("readout", "ngram", "probe", "full", "scratch")  # cheapest first: the first point comes fast
 EXPORTED = ("full", "probe", "scratch")
+# The class hand-off's grid (/finetune?class=CODE fills it in; GET /api/finetunes "limits"): sized by this model
+# to about 2 minutes on a 2-core laptop for a class's 20-30 labelled lines (the sentiment sentences, one step
+# 0.092 s: 65 s for 20 lines, 103 s for 30; 5 seeds would be 98 and 163 s). The readout runs only when chosen.
+HANDOFF = {"arms": ["readout", "full", "probe", "scratch", "ngram"], "sizes": [8, "all"], "seeds": 3}
 
 # The one table. Steps unless named "starts". Measured on the 2-core EPYC, one thread (the module's docstring;
 # benchmarks/finetune_cost.py prints the figures each comes from; "guess" marks one not measured yet).

@@ -12,6 +12,7 @@ from fastapi.responses import Response
 from .. import auth, deps
 from ..config import Settings
 from ..contract import readouts
+from ..contract.finetune_cost import HANDOFF
 from ..contract.families import for_page
 from ..errors import ApiError
 from ..finetunes import task_file
@@ -56,7 +57,7 @@ def list_finetunes(request: Request, m: deps.FinetunesDep, s: deps.SettingsDep):
     jobs = m.list()
     return {"finetunes": [summary(j, m) for j in jobs], "active": next((j["id"] for j in jobs if j["status"] in ACTIVE), None),
             "training_available": training_available(), "instructor": auth.is_instructor(request),
-            "limits": {"max_task_bytes": s.max_corpus_bytes, "max_seeds": 10, "arms": list(ARMS)}}
+            "limits": {"max_task_bytes": s.max_corpus_bytes, "max_seeds": 10, "arms": list(ARMS), "handoff": HANDOFF}}
 
 
 @router.get("/api/finetunes/{finetune_id}", response_model=FinetuneDetail, responses=deps.errors(404))

@@ -112,7 +112,8 @@ class FinetuneList(BaseModel):
     active: str | None = Field(description="The fine-tune running now, if any.")
     training_available: bool
     instructor: bool
-    limits: dict[str, Any] = Field(description="max_task_bytes, max_seeds, arms.")
+    limits: dict[str, Any] = Field(description="max_task_bytes, max_seeds, arms, handoff (the class hand-off's grid: "
+                                   "arms, sizes, seeds, sized to about 2 minutes on a 2-core laptop).")
 
 
 class TaskList(BaseModel):

@@ -6,7 +6,7 @@ import { showError, clearError } from "../lib/errors.js";
 import { api, errorOf } from "../lib/api.js";
 import { plot } from "./finetune_plot.js";
 import { showPlan } from "./finetune_plan.js";
-import { HANDOFF_GRID, handoffWords, labelCounts } from "./finetune_handoff.js";
+import { handoffWords, labelCounts } from "./finetune_handoff.js";
 import { chosenReadout, renderReadout } from "./finetune_readout.js";
 import { ARM_TEXT, metricOf, metricWords, numbersOf, overTimeHeading, pct, renderGpt, renderHeadline, renderLegend,
   renderNotes, renderTable, series as seriesOf, sizeKeys } from "./finetune_results.js";
@@ -207,19 +207,21 @@ async function setUpStart(data) {
   });
   sync();
   $("#ft-start").hidden = false;
-  if (params.get("class")) await classLabels(params.get("class"), sync);
+  if (params.get("class")) await classLabels(params.get("class"), sync, data.limits.handoff);
 }
 
 /* Label together -> fine-tune: /finetune?class=CODE (the class page's button) takes the session's
    pooled labels (GET /api/sessions/{code}/labels.jsonl, instructor only) as the uploaded task file;
-   choosing a file instead replaces them. The grid starts as the hand-off's (HANDOFF_GRID: every arm, sizes
-   8 and all, 3 seeds: about 2 minutes on a 2-core laptop for 20-30 lines), and the plan says the time. */
-async function classLabels(code, sync) {
+   choosing a file instead replaces them. The grid starts as the hand-off's (the server's `grid`: every arm,
+   sizes 8 and all, 3 seeds: about 2 minutes on a 2-core laptop for 20-30 lines), and the plan says the time. */
+async function classLabels(code, sync, grid) {
   const info = $("#ft-file-info");
   $("#ft-task").value = "";
-  $("#ft-sizes").value = HANDOFF_GRID.sizes;
-  $("#ft-seeds").value = String(HANDOFF_GRID.seeds);
-  for (const box of document.querySelectorAll("input[name=ft-arm]")) box.checked = true;
+  if (grid) {
+    $("#ft-sizes").value = grid.sizes.join(",");
+    $("#ft-seeds").value = String(grid.seeds);
+    for (const box of document.querySelectorAll("input[name=ft-arm]")) box.checked = grid.arms.includes(box.value);
+  }
   sync();
   try {
     const r = await fetch("/api/sessions/" + encodeURIComponent(code) + "/labels.jsonl", { credentials: "same-origin" });

@@ -1,14 +1,8 @@
 /* The class hand-off before Start (issue 32): what the pooled labels hold, named before anything runs
-   (a task needs two labels at least: one class only is said here, not as an error after Start), and
-   the grid the hand-off starts with (issue 42 must 3: sized by the server's cost model to about 2 minutes
-   on a 2-core laptop for 20-30 labelled lines; the time itself is the plan's, finetune_plan.js).
-   API: labelCounts(text) -> {kind, counts: {label: n}, lines, bad, declared?}; handoffWords(info) -> sentence;
-        HANDOFF_GRID {sizes, seeds}: what /finetune?class=CODE fills in. */
-
-/* Every arm; 8 labelled lines and all of them; 3 seeds. The server's estimate for 20 lines of the sentiment
-   sentences: about a minute (65 s), for 30: about 2 minutes (103 s), one step 0.092 s (docs/finetune.md "Speed");
-   larger sizes are skipped anyway below 45 lines (more than the training part holds). */
-export const HANDOFF_GRID = { sizes: "8,all", seeds: 3 };
+   (a task needs two labels at least: one class only is said here, not as an error after Start). The grid
+   it starts with is the server's (GET /api/finetunes limits.handoff, app/contract/finetune_cost.py HANDOFF),
+   the time the plan's (finetune_plan.js).
+   API: labelCounts(text) -> {kind, counts: {label: n}, lines, bad, declared?}; handoffWords(info) -> sentence. */
 
 /* Labels per line of a task file's text (JSON Lines): whole-input "label", or per-character "tags"; a first
    line {"readout": ...} (the file's own readout, issue 42) is `declared`, not a labelled line. */

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pytest
 
@@ -119,3 +120,17 @@ def test_the_estimate_in_words():
 def test_minutes_in_words(seconds, words, left):
     assert cost.duration_words(seconds) == words and cost.left_words(seconds) == left
     assert math.isfinite(seconds)
+
+
+@pytest.mark.parametrize("lines", [20, 30])
+def test_the_hand_offs_grid_is_sized_for_about_two_minutes_on_a_two_core_laptop(lines):
+    """docs/finetune.md: a class's 20-30 labelled lines of about 35 characters, one step 0.092 s (measured on the
+    2-core EPYC), a trainer's start 3.5 s: the hand-off's grid (the readout skipped: nothing chosen) ends in
+    about 2 minutes or less; 5 seeds instead of 3 would not, at 30 lines."""
+    shape = cost.Shape(lines_task(lines, length=35), 128)
+    arms = [a for a in cost.HANDOFF["arms"] if a != "readout"]
+    sizes = [s for s in cost.HANDOFF["sizes"] if s == "all" or s < shape.n_train]
+    est = cost.estimate(shape, arms, sizes, cost.HANDOFF["seeds"], 0.092, 3.5, workers=2, cores=2, gpt_way=True)
+    assert est["seconds"] < 150 and re.match(r"About (a minute|2 minutes) on this machine", est["text"]), est["text"]
+    more = cost.estimate(shape, arms, sizes, 5, 0.092, 3.5, workers=2, cores=2, gpt_way=True)
+    assert more["seconds"] > est["seconds"] * 1.4

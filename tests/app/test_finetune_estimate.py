@@ -149,3 +149,9 @@ def test_the_trainer_measures_the_step_for_real(client):
     client.app.state.finetunes.step_times.wait_s = 120.0
     est = ask(client, seeds=1)["estimate"]
     assert est["seconds"] > 0 and 0 < est["step_seconds"] < 5 and "one training step takes" in est["text"]
+
+
+def test_the_hand_offs_grid_is_the_servers(client):
+    limits = client.get("/api/finetunes").json()["limits"]
+    assert limits["handoff"] == cost.HANDOFF == {"arms": ["readout", "full", "probe", "scratch", "ngram"],
+                                                 "sizes": [8, "all"], "seeds": 3}
