@@ -27,8 +27,13 @@ WORKERS = 2  # the trainer's --workers default: min(2, cores)
 
 @lru_cache(maxsize=16)
 def shipped_task(name: str) -> Task:
+    """A shipped task as the trainer loads it (training/finetune/tasks.py load_task): its file, and the
+    table's readout unless the file's first line declares its own."""
     entry = json.loads((TASKS_DIR / TABLE).read_text(encoding="utf-8"))["shipped"][name]
-    return parse_task((TASKS_DIR / entry["file"]).read_bytes(), name, 0)
+    task = parse_task((TASKS_DIR / entry["file"]).read_bytes(), name, 0)
+    if "readout" not in task.meta and "readout" in entry:
+        task.meta["readout"] = entry["readout"]
+    return task
 
 
 def task_of(name: str | None, text: str | None, max_bytes: int) -> Task:

@@ -155,3 +155,13 @@ def test_the_hand_offs_grid_is_the_servers(client):
     limits = client.get("/api/finetunes").json()["limits"]
     assert limits["handoff"] == cost.HANDOFF == {"arms": ["readout", "full", "probe", "scratch", "ngram"],
                                                  "sizes": [8, "all"], "seeds": 3}
+
+
+def test_a_shipped_task_is_read_as_its_table_declares(client):
+    """spaces declares its readout in the shipped table: the arm runs, with its zero-label rule first."""
+    r = client.post("/api/finetune-plan", headers=AUTH, json={"task": "spaces", "sizes": [8], "seeds": 1})
+    assert r.status_code == 200, r.json()
+    p = r.json()
+    assert p["arms"] == ["readout", "full", "probe", "scratch", "ngram"] and p["skipped_arms"] == []
+    assert p["estimate"]["jobs"] == 1 + 5 and "6 fine-tunes: 5 arms x 1 size x 1 seed + the readout with no labels" \
+        in p["estimate"]["text"]
