@@ -27,6 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..contract import write_json
+from ..jobs.kernel import training_available
 
 log = logging.getLogger("app")
 FILE = "finetune-step-times.json"
@@ -114,6 +115,8 @@ class StepTimes:
             if failed and time.time() - failed[0] < RETRY_S:
                 return None, failed[1]
             done = self.running.get(key)
+            if done is None and not training_available():
+                return None, "this server cannot train (the train extra is not installed), so a step cannot be timed"
             if done is None:
                 holder = self.busy()
                 if holder:

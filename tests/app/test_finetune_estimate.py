@@ -165,3 +165,12 @@ def test_a_shipped_task_is_read_as_its_table_declares(client):
     assert p["arms"] == ["readout", "full", "probe", "scratch", "ngram"] and p["skipped_arms"] == []
     assert p["estimate"]["jobs"] == 1 + 5 and "6 fine-tunes: 5 arms x 1 size x 1 seed + the readout with no labels" \
         in p["estimate"]["text"]
+
+
+def test_a_server_without_the_train_extra_times_nothing_and_says_so(client, monkeypatch):
+    import app.finetunes.step_times as step_times
+
+    monkeypatch.setattr(step_times, "training_available", lambda: False)
+    client.app.state.finetunes.step_times.command = stand_in(error="must not be asked")
+    est = ask(client)["estimate"]
+    assert est["seconds"] is None and "cannot train" in est["why"] and est["measuring"] is False
