@@ -4,13 +4,13 @@ The start event's estimate (app/contract/finetune_cost.py) gives every job a pre
 results arrive, the prediction is scaled by what the finished jobs took: r = (what they took + P) /
 (what they were predicted to take + P), where P, a fifth of the whole grid's predicted seconds,
 keeps the first few cheap jobs from swinging it. A trained job counts its wall seconds (a worker
-has a core of its own, so a machine busy with other work shows there), a cheap job its CPU
-seconds (it shares the main process's core with the workers starting, which the model counts). What is left is the cost model's wall time of the jobs not
-reported yet at that scale (the cheap ones in the main process while the workers run the trained
-ones, nothing started again), less what the workers have done on the jobs in their hands (each
-worker takes the next trained job when one of its own comes back: the first ones at the start),
-plus the exports not done yet. Plain Python: the trainer's command
-(training/finetune/command.py) calls it, the tests call it with made-up numbers.
+has a core of its own, so a machine busy with other work shows there), a cheap job its CPU seconds
+(it shares the main process's core with the workers starting, which the model counts already).
+What is left is the cost model's wall time of the jobs not reported yet at that scale (the cheap
+ones in the main process while the workers run the trained ones, nothing started again), less what
+the workers have done on the jobs in their hands (each worker takes the next trained job when one
+of its own comes back: the first ones at the start), plus the exports not done yet. Plain Python:
+the trainer's command (training/finetune/command.py) calls it, the tests with made-up numbers.
 """
 from __future__ import annotations
 
