@@ -83,6 +83,24 @@ def test_the_page_quotes_the_card(card):
         assert float(shown) == round(100 * by_task[(task, arm, size)]), (task, arm, size, shown)
 
 
+def test_the_pages_claims_are_the_cards(card):
+    """Every comparison the page states is one of the card's, corrected once over all of them (issue 42):
+    a data-claim="task.arm.size" span holds its corrected interval and the card finds it clear; a
+    data-noclaim one names a comparison the card made and found not clear (said as no difference shown)."""
+    html = (REPO / "templates" / "finetune.html").read_text(encoding="utf-8")
+    rows = {(c["task"], c["of"][1], c["size"]): c for c in card["headline"]["comparisons"]}
+    claims = re.findall(r'data-claim="(\w+)\.(\w+)\.(\w+)">([^<]+)<', html)
+    noclaims = re.findall(r'data-noclaim="(\w+)\.(\w+)\.(\w+)"', html)
+    assert claims and noclaims
+    for task, other, size, text in claims:
+        c = rows[(task, other, size)]
+        assert c["clear"], (task, other, size)
+        assert text == f"{100 * c['lo']:+.1f} to {100 * c['hi']:+.1f}", (task, other, size, text)
+    for key in noclaims:
+        assert not rows[key]["clear"], key
+    assert f"{card['headline']['m']} comparisons" in html
+
+
 def test_shipped_tasks_are_as_described():
     vocab = set(json.loads((REPO / "models" / "vocab.json").read_text(encoding="utf-8"))["chars"])
     spelling = load_task("spelling")

@@ -181,11 +181,13 @@ def cell(c: dict | None) -> str:
     return pct(c["mean"]) if c.get("lo") is None else f"{pct(c['mean'])} ({pct(c['lo'])} to {pct(c['hi'])})"
 
 
-def diff_cell(d: dict | None) -> str:
+def diff_cell(d: dict | None, c: dict | None = None) -> str:
+    """A difference, its 95 % interval and the interval corrected once over the card's every comparison
+    (c: the card's row; a file's own correction is never shown: one correction, issue 42)."""
     if not d or d.get("mean") is None or d.get("lo") is None:
         return "-"
-    c = d.get("corrected") or {}
-    extra = f"; corrected {100 * c['lo']:+.1f} to {100 * c['hi']:+.1f}" if c.get("lo") is not None else ""
+    extra = (f"; corrected {100 * c['lo']:+.1f} to {100 * c['hi']:+.1f}" + (", clear" if c["clear"] else "")
+             if c and c.get("lo") is not None else "")
     return f"{100 * d['mean']:+.1f} ({100 * d['lo']:+.1f} to {100 * d['hi']:+.1f}{extra})"
 
 
@@ -200,7 +202,9 @@ def choices_line(s: dict) -> str:
             small = sum("smaller" in str(r.get("model", "")) for r in rows)
             steps = [r.get("best_step") for r in rows if r.get("best_step") is not None]
             lrs = sorted({r["lr"] for r in rows if r.get("lr")})
-            said = ([f"C at the grid's edge {edge}/{len(rows)}"] if edge else []) + (
+            searched = [r for r in rows if "lr_at_edge" in r]
+            inside = sum(not r["lr_at_edge"] for r in searched)
+            said = ([f"rate inside the rates tried {inside}/{len(searched)}"] if searched else []) + ([f"C at the grid's edge {edge}/{len(rows)}"] if edge else []) + (
                 [f"still improving at the cap {improving}/{len(rows)}"] if improving else []) + (
                 [f"smaller model chosen {small}/{len(rows)}"] if small else []) + (
                 [f"best steps {'/'.join(map(str, steps))}, rates {'/'.join(f'{x:g}' for x in lrs)}"] if steps and lrs else [])
@@ -209,7 +213,7 @@ def choices_line(s: dict) -> str:
     return "; ".join(bits)
 
 
-def file_table(name: str, f: dict) -> list[str]:
+def file_table(name: str, f: dict, rows: dict | None = None) -> list[str]:
     s = f["summary"]
     res, arms = s["results"], list(s["results"])
     sizes = sorted({k for a in arms for k in res[a] if res[a][k].get("n")}, key=lambda k: (k == "all", int(k) if k.isdigit() else 0))
@@ -222,11 +226,12 @@ def file_table(name: str, f: dict) -> list[str]:
            "|---" * (1 + len(arms) + len(others)) + "|"]
     for k in sizes:
         out.append(f"| {k} | " + " | ".join(cell(res[a].get(k)) for a in arms)
-                   + "".join(f" | {diff_cell(s['differences'][o].get(k))}" for o in others) + " |")
+                   + "".join(f" | {diff_cell(s['differences'][o].get(k), (rows or {}).get((name, o, k)))}" for o in others)
+                   + " |")
     maj = s.get("majority") or {}
     out.append(f"\nAlways answering '{maj.get('label')}' (the most common label): {pct(maj.get('score'))}. "
                + (f"Chosen on the validation slice: {choices_line(s)}. " if choices_line(s) else "")
-               + ("Headline: " + s["headline"]["text"] if s.get("headline") else "") + "\n")
+               + (s["headline"]["text"] if (s.get("headline") or {}).get("below_minimum") else "") + "\n")
     return out
 
 
@@ -236,8 +241,9 @@ def markdown(card: dict) -> str:
         return ("The card `models/finetune.card.json` predates issue 32 (readout, LP-FT, class weights, seed-level "
                 "intervals): run `python -m training.finetune.report --run NAME` and then `python -m training.finetune.report`.")
     out = [f"Intervals: {card['interval']}.\n", f"**Over every file:** {card['headline']['text']}\n"]
+    rows = {(r["file"], r["of"][1], r["size"]): r for r in card["headline"].get("comparisons", [])}
     for name, f in card["files"].items():
-        out += file_table(name, f)
+        out += file_table(name, f, rows)
     if card["not_run"]:
         out.append("Not run yet (one shared CPU core): " + ", ".join(
             f"`{n}` ({' '.join(PLAN[n])})" for n in card["not_run"]) + ".\n")
