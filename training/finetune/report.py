@@ -1,6 +1,6 @@
 """The fine-tune lab's measured figures: committed result files, the card built from them, the docs tables.
 
-    python -m training.finetune.report --run spaces-32,typos-cheap   # run these PLAN entries, keep their output
+    python -m training.finetune.report --run names-grid,spaces-grid   # run these PLAN entries, keep their output
     python -m training.finetune.report --stale                       # rerun every entry whose models changed
     python -m training.finetune.report                               # card + docs/finetune.md block from the files
     python -m training.finetune.report --print-only                  # print the tables of the card
