@@ -53,7 +53,8 @@ def test_the_lesson_reads_on_a_phone_and_on_a_projector(browser, ft_server, make
     page.goto("/finetune")
     page.wait_for_selector("#ft-plot svg")
     text = page.inner_text("main")
-    assert page.inner_text("#ft-lead").startswith("Before any label, the model already")
+    assert page.inner_text("#ft-lead").startswith("What does pretraining buy?")
+    assert "before any label" in page.inner_text("#ft-lead")
     for term in ("Self-supervision", "CLS head", "Per-character head", "Readout", "Linear probe", "LP-FT", "From scratch",
                  "Class weights", "Corrected for many comparisons", "Held-out accuracy", "95 % interval",
                  "in-context learning"):
