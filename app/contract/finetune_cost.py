@@ -212,11 +212,8 @@ def duration_words(seconds: float) -> str:
 
 
 def left_words(seconds: float) -> str:
-    if seconds < 45:
-        return "less than a minute left"
-    if seconds < 90:
-        return "about a minute left"
-    return f"about {round(seconds / 60)} minutes left"
+    said = duration_words(seconds)
+    return ("less than a minute" if said == "under a minute" else said) + " left"
 
 
 def _n(n: int, one: str) -> str:
