@@ -148,7 +148,8 @@ def test_the_trainer_measures_the_step_for_real(client):
     client.app.state.finetunes.step_times.command = __import__("app.finetunes.step_times", fromlist=["x"]).measure_command
     client.app.state.finetunes.step_times.wait_s = 120.0
     est = ask(client, seeds=1)["estimate"]
-    assert est["seconds"] > 0 and 0 < est["step_seconds"] < 5 and "one training step takes" in est["text"]
+    # a real measurement: how long it is depends on the machine and its load, so only its being there is asserted
+    assert est["seconds"] > 0 and est["step_seconds"] > 0 and "one training step takes" in est["text"]
 
 
 def test_the_hand_offs_grid_is_the_servers(client):

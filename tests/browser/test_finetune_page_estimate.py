@@ -11,24 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.test_finetune_page import (CLASS_LABELS, TOKEN, no_horizontal_scroll, open_hand_off, task_file,
-                                              trainer_has_finetune)
+from tests.browser.test_finetune_page import (CLASS_LABELS, TOKEN, ft_server, no_horizontal_scroll,  # noqa: F401
+                                              open_hand_off, task_file, trainer_has_finetune)
 
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not trainer_has_finetune(), reason="python -m training finetune is not in this checkout")]
 SENTENCE = re.compile(r"^(About (a minute|\d+ minutes)|Under a minute) on this machine \(one training step takes "
                       r"([0-9.e-]+) s here; (\d+) fine-tunes: ")
-
-
-@pytest.fixture(scope="module")
-def ft_server(tiny_models_dir, tmp_path_factory, app_server):
-    from app.config import Settings
-    from app.main import create_app
-
-    settings = Settings(models_dir=tiny_models_dir, data_dir=tmp_path_factory.mktemp("data"), instructor_token=TOKEN,
-                        run_threads=1)
-    with app_server(create_app(settings)) as url:
-        yield url
 
 
 @pytest.fixture(scope="module")
