@@ -165,6 +165,16 @@ def make_page():
     return new_page
 
 
+def close_contexts(contexts) -> None:
+    """Close a test's browser contexts. A request still in flight when the test ends (an image the page
+    asked for last) must not raise into the next test: its routes are dropped, quietly, first."""
+    for context in contexts:
+        for page in context.pages:
+            page.unroute_all(behavior="ignoreErrors")
+        context.unroute_all(behavior="ignoreErrors")
+        context.close()
+
+
 @pytest.fixture
 def page_factory(browser, live_server):
     contexts = []
@@ -175,11 +185,7 @@ def page_factory(browser, live_server):
         return page, rec
 
     yield factory
-    for context in contexts:
-        # A request still in flight when the test ends (an image the page asked for last) must not
-        # raise into the next test: its route is dropped, quietly, before the context closes.
-        context.unroute_all(behavior="ignoreErrors")
-        context.close()
+    close_contexts(contexts)
 
 
 @pytest.fixture(scope="session")
@@ -211,8 +217,4 @@ def lan_page_factory(browser, live_server):
         return page, errors
 
     yield factory
-    for context in contexts:
-        # A request still in flight when the test ends (an image the page asked for last) must not
-        # raise into the next test: its route is dropped, quietly, before the context closes.
-        context.unroute_all(behavior="ignoreErrors")
-        context.close()
+    close_contexts(contexts)

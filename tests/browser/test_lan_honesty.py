@@ -8,6 +8,7 @@ import pytest
 
 from app.config import Settings
 from app.main import create_app
+from tests.browser.conftest import close_contexts
 
 pytestmark = pytest.mark.browser
 LAN = "http://playground.test"
@@ -37,5 +38,4 @@ def test_on_a_plain_http_lan_address_nothing_is_said_to_be_kept_and_no_header_er
             page.screenshot(path=str(screenshots / "lan-not-kept-390.png"))
             assert not console, console  # no "Cross-Origin-Opener-Policy header has been ignored"
         finally:
-            context.unroute_all(behavior="ignoreErrors")  # a request still in flight must not raise later
-            context.close()
+            close_contexts([context])
