@@ -33,8 +33,15 @@ def body(detail: str, parameter: str | None = None) -> bytes:
     return json.dumps({"detail": detail, "parameter": parameter}).encode()
 
 
+def sayable(text: str | None) -> str | None:
+    """`text` as UTF-8 can carry it: a lone surrogate (half of a character, which a client's JSON escape
+    "\\ud800" makes) quoted back in a sentence is shown as its escape instead of failing the answer."""
+    return text if text is None or text.isascii() else text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def response(status: int, detail: str, parameter: str | None = None, headers: dict | None = None) -> JSONResponse:
-    return JSONResponse({"detail": detail, "parameter": parameter}, status_code=status, headers=headers)
+    return JSONResponse({"detail": sayable(detail), "parameter": sayable(parameter)}, status_code=status,
+                        headers=headers)
 
 
 async def send_error(send: Send, status: int, detail: str, parameter: str | None = None,
@@ -47,6 +54,8 @@ async def send_error(send: Send, status: int, detail: str, parameter: str | None
     await send({"type": "http.response.start", "status": status, "headers": raw})
     await send({"type": "http.response.body", "body": data, "more_body": False})
 
+
+MAX_NAME = 64  # an unknown field's name quoted back at most this long (a client may send one of megabytes)
 
 # pydantic error type -> sentence; {p} is the parameter, the rest come from the error's ctx.
 _MESSAGES = {
@@ -89,10 +98,15 @@ def validation_error_body(exc: RequestValidationError) -> tuple[int, str, str | 
     if param is None:
         if kind == "missing":
             return 422, "a JSON request body is required", None
+        if kind == "string_unicode":  # a field's name holds half a character (an escaped \ud800)
+            return 422, "a field name in the request body is not valid Unicode text (it holds a lone surrogate)", None
         return 422, "the request body must be a JSON object (with Content-Type: application/json)", None
     if kind == "value_error":
         msg = str(err.get("msg", "")).removeprefix("Value error, ")
         return 422, msg, param
+    if kind == "extra_forbidden" and not (0 < len(param) <= MAX_NAME and param.isprintable()):
+        shown = repr(param[:MAX_NAME]) if len(param) <= MAX_NAME else repr(param[:MAX_NAME])[:-1] + "..."
+        return 422, f"{shown} is not a parameter of this endpoint", param[:MAX_NAME]
     template = _MESSAGES.get(kind)
     ctx = {k: v for k, v in (err.get("ctx") or {}).items()}
     if kind == "string_too_short" and ctx.get("min_length", 1) > 1:

@@ -36,7 +36,14 @@ EXAMPLE = '{"insert": " "}, {"masked": "other" | "upper"} (+ "positions": "lette
 
 def _short(value) -> str:
     text = json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= 40 else text[:37] + "..."
+    text = text if len(text) <= 40 else text[:37] + "..."
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")  # half a character (\ud800) shown escaped
+
+
+def _halves(text: str) -> bool:
+    """Does `text` hold a lone surrogate (half of a character: a JSON escape like \\ud800), which no file,
+    trainer argument or answer in UTF-8 can carry?"""
+    return any("\ud800" <= ch <= "\udfff" for ch in text)
 
 
 def shape_problem(value) -> str | None:
@@ -59,6 +66,8 @@ def shape_problem(value) -> str | None:
     v = value[way]
     if way == "insert" and (not isinstance(v, str) or not v or len(v) > MAX_INSERT or len(set(v)) != len(v)):
         return f"\"insert\" must be the characters to read at the inserted [MASK]: 1 to {MAX_INSERT} different characters"
+    if way == "insert" and _halves(v):
+        return "\"insert\" must be whole characters; it holds a lone surrogate (half of a character)"
     if way == "masked" and v not in MASKED:
         return f"\"masked\" must be \"other\" or \"upper\" (got {_short(v)})"
     if way == "gpt" and (not isinstance(v, str) or not v):

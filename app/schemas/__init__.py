@@ -13,7 +13,8 @@ Query parameters arrive as text, so GenerateQuery (GET /api/generate/stream) par
 """
 from __future__ import annotations
 
-from typing import Any, Literal
+from types import UnionType
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -46,6 +47,15 @@ def _integral(value: Any) -> Any:
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
+def _int_items(annotation: Any) -> bool:
+    """Is this a list whose items may be integers (list[int], list[int | Literal["all"]], optional or not)?"""
+    lists = [a for a in (get_args(annotation) if get_origin(annotation) in (Union, UnionType) else (annotation,))
+             if get_origin(a) is list]
+    items = [get_args(a)[0] for a in lists if get_args(a)]
+    arms = [x for i in items for x in (get_args(i) if get_origin(i) in (Union, UnionType) else (i,))]
+    return any((get_args(x)[0] if get_origin(x) is Annotated else x) is int for x in arms)
+
+
 MODEL_DOC = ("Id of the model set to use (GET /api/models lists them: the shipped set, finished training "
              "runs and their snapshots). Omitted = the shipped set.")
 MODEL_ID_PATTERN = SET_ID_PATTERN
@@ -71,7 +81,7 @@ class Strict(BaseModel):
             value = data[name]
             if field.annotation in (int, int | None):
                 data[name] = _integral(value)
-            elif field.annotation == (list[int] | None) and isinstance(value, list):
+            elif isinstance(value, list) and _int_items(field.annotation):
                 data[name] = [_integral(v) for v in value]
         return data
 

@@ -3,19 +3,20 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from ..contract.finetune_evidence import MIN_RARE, MIN_TEST_TEXTS, MIN_TOKEN_TEXTS
+from . import Strict
 from .finetunes import ARMS, StartFinetune
 
 Size = Annotated[int, Field(ge=1, le=100_000)] | Literal["all"]
 
 
-class PlanRequest(BaseModel):
+class PlanRequest(Strict):
     """What a start would run: exactly one of `task` and `task_text`, the sizes, and for the estimate the
-    model, arms, seeds (and readout, steps) as POST /api/finetunes takes them."""
+    model, arms, seeds (and readout, steps) as POST /api/finetunes takes them (the same strict rules: 2.0 is
+    the integer 2, a field it does not know is a 422 naming it)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
     task: str | None = Field(None, min_length=1, max_length=64, description="A shipped task's name (GET /api/tasks).")
     task_text: str | None = Field(None, description="An uploaded task file's text (JSON Lines), as POST /api/finetunes "
                                   "takes it.")
