@@ -139,9 +139,11 @@ def why_not(value, kind: str, labels: list[str], has_gpt: bool) -> str | None:
             if len(labels) != 2:
                 return f"the readout sets one threshold between two labels; this task has {len(labels)}"
             return ("this whole-input task declares no readout: GPT's likelihood is read only when the task says which "
-                    'label the likelier texts have ({"gpt": LABEL} on the file\'s first line, or --readout)')
+                    'label the likelier texts have (a readout chosen on the fine-tune page, {"gpt": LABEL} on the file\'s '
+                    "first line, or --readout)")
         return ("this per-character task declares no readout (which character to read at a [MASK]: "
-                '{"insert": CHARS} or {"masked": "other" | "upper"} on the file\'s first line, or --readout)')
+                'a readout chosen on the fine-tune page, {"insert": CHARS} or {"masked": "other" | "upper"} on the '
+                "file's first line, or --readout)")
     problem = fit_problem(value, kind, labels)
     if problem:
         return problem

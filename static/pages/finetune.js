@@ -186,6 +186,7 @@ async function setUpStart(data) {
   const sync = () => {
     $("#ft-upload-box").hidden = $("#ft-task").value !== "";
     renderReadout($("#ft-task").value === "" ? view.upload : null); // an upload or the class's labels: its readouts
+    readoutArmFollows();
     const fromRun = !!$("#ft-model").selectedOptions[0]?.dataset.run;
     $("#ft-snapshots").disabled = !fromRun;
     if (!fromRun) $("#ft-snapshots").checked = false;
@@ -196,18 +197,35 @@ async function setUpStart(data) {
   for (const sel of ["#ft-sizes", "#ft-seeds"]) $(sel).addEventListener("input", askPlan);
   $("#ft-snapshots").addEventListener("change", askPlan);
   for (const box of document.querySelectorAll("input[name=ft-arm]")) box.addEventListener("change", askPlan);
-  $("#ft-readout-choices").addEventListener("change", askPlan); // the readout chosen decides whether that arm runs
+  $("#ft-readout-choices").addEventListener("change", () => { readoutArmFollows(); askPlan(); });
   $("#ft-file").addEventListener("change", async () => {
     const file = $("#ft-file").files[0];
     view.uploadText = file ? await file.text() : null;
     view.upload = file ? labelCounts(view.uploadText) : null;
     $("#ft-file-info").textContent = view.upload ? handoffWords(view.upload) : "";
     renderReadout(view.upload);
+    readoutArmFollows();
     askPlan();
   });
   sync();
   $("#ft-start").hidden = false;
-  if (params.get("class")) await classLabels(params.get("class"), sync, data.limits.handoff);
+  if (params.get("class")) {
+    await classLabels(params.get("class"), sync, data.limits.handoff);
+    bringIntoView("#ft-start"); // the class came for the form: not 2,500 px of lesson above it
+  }
+}
+
+/* For an upload or the class's labels the readout arm follows the readout chosen for them: ticked when one
+   is read, not while "None" is chosen (a ticked arm the plan can only call skipped contradicts the choice). */
+function readoutArmFollows() {
+  if ($("#ft-readout-box").hidden) return;
+  const chosen = chosenReadout(), own = view.upload && view.upload.declared;
+  $("input[name=ft-arm][value=readout]").checked = chosen === undefined ? own !== undefined && own !== "none" : chosen !== "none";
+}
+
+/* A link that names what it is for (?class=, ?job=) opens there; on the projector the page is a stage. */
+function bringIntoView(selector) {
+  if (!document.documentElement.classList.contains("projector")) $(selector).scrollIntoView({ block: "start" });
 }
 
 /* Label together -> fine-tune: /finetune?class=CODE (the class page's button) takes the session's
@@ -235,6 +253,7 @@ async function classLabels(code, sync, grid) {
       `(the class's majority per line). ${handoffWords(view.upload)}` +
       (Object.keys(view.upload.counts).length > 1 ? " Start fine-tuning, or choose a file to use instead." : "");
     renderReadout(view.upload);
+    readoutArmFollows();
     askPlan();
   } catch (e) {
     view.classTask = null;
@@ -296,6 +315,7 @@ async function start() {
     note.textContent = "";
     await loadJobs();
     watch(job.id);
+    bringIntoView("#ft-job"); // its progress, then its results, are drawn there
   } catch (e) {
     note.textContent = e.message;
   }
@@ -317,6 +337,7 @@ async function main() {
   await setUpStart(data);
   const wanted = new URLSearchParams(location.search).get("job");
   const id = wanted || (data.active) || (data.finetunes[0] && data.finetunes[0].id);
+  if (wanted && !new URLSearchParams(location.search).get("class")) bringIntoView("#ft-job");
   if (id) watch(id);
   else plot($("#ft-plot"), [], { label: "Held-out accuracy per arm", yRange: [0, 1], yTick: String, xLabel: "",
     empty: "no fine-tune yet: the instructor starts one above" });

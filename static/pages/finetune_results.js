@@ -71,7 +71,7 @@ function choiceNotes(detail, arm, key) {
   const small = rows.filter((r) => String(r.model || "").includes("smaller")).length;
   if (small) notes.push(`smaller model chosen ${small} of ${rows.length}`);
   const edge = rows.filter((r) => r.C_at_edge).length;
-  if (edge) notes.push(`C at the grid's edge ${edge} of ${rows.length}`);
+  if (edge) notes.push(`how strongly it was held back from memorising (C) at the end of the range tried ${edge} of ${rows.length}`);
   return notes.join(" · ");
 }
 
@@ -91,7 +91,7 @@ export function series(detail, numbers, keys) {
   if (zero) out.push({ name: "Readout with zero labels (a fixed rule)", cls: "arm-readout-zero", flat: zero.mean, points: [] });
   const major = (detail.start && detail.start.majority) || null;
   if (major && typeof major.score === "number") {
-    out.push({ name: `Always “${major.label}” (the most common answer)`, cls: "arm-majority", flat: major.score, points: [] });
+    out.push({ name: `Always “${major.label}” (one answer for every text)`, cls: "arm-majority", flat: major.score, points: [] });
   }
   return out;
 }
@@ -107,7 +107,7 @@ function cellText(detail, arm, key, cell) {
   if (sameAnswer(detail, arm, key, cell)) text += " · gives the same answer to every text";
   const steps = final(detail).steps;
   if (steps && steps[arm] && typeof steps[arm][key] === "number" && (arm === "full" || arm === "scratch")) {
-    text += ` · ${steps[arm][key]} steps`;
+    text += ` · ${Math.round(steps[arm][key])} training steps (mean of the seeds)`;
   }
   return text;
 }
@@ -152,7 +152,7 @@ export function renderHeadline(detail) {
   const head = final(detail).headline;
   const first = readoutSentence(detail, numbersOf(detail));
   const cls = /^class .+ labels$/.test((detail.settings && detail.settings.task_label) || "")
-    ? `Your class's labels (${((detail.start && detail.start.labels) || []).map((l) => `“${l}”`).join(" or ")}). ` : "";
+    ? `Trained on your class's labels: ${((detail.start && detail.start.labels) || []).map((l) => `“${l}”`).join(" or ")}. ` : "";
   const plan = (detail.settings && detail.settings.plan) || null;
   const evidence = final(detail).evidence || (plan && plan.evidence) || null;
   p.dataset.enough = evidence ? String(evidence.enough) : "";

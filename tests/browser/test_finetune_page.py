@@ -236,7 +236,9 @@ def test_the_hand_off_offers_the_readouts_that_fit_the_class_labels(browser, ft_
     page.goto("/finetune?class=RDT42")  # back to the class's labels
     page.wait_for_selector("#ft-readout-box:not([hidden])")
     # choose GPT's likelihood ("king" = likelier) and start the readout alone: the body carries it, the job has it
+    assert not page.is_checked("input[name=ft-arm][value=readout]")  # "None" chosen: the readout arm waits for one
     page.check("input[name=ft-readout][value='{\"gpt\":\"king\"}']")
+    assert page.is_checked("input[name=ft-arm][value=readout]")  # a readout chosen: its arm follows
     for arm in ("full", "probe", "scratch", "ngram"):
         page.uncheck(f"input[name=ft-arm][value={arm}]")
     page.fill("#ft-sizes", "all")

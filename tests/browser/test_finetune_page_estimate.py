@@ -44,8 +44,9 @@ def test_before_start_the_hand_off_says_minutes_and_the_step_time(browser, ft_se
     assert float(m.group(3)) > 0 and page.get_attribute("#ft-estimate", "data-seconds")
     assert CLASS_LABELS.count("\n") == 6  # 4 lines to train on, so only 'all' runs; the class declares no readout
     assert int(m.group(4)) == 4 * 1 * 3 and "4 arms x 1 size x 3 seeds" in text, text
-    assert "Readout: the model's own head (nothing trained) skipped: this whole-input task declares no readout" \
-        in page.inner_text("#ft-plan")
+    # "None: no readout" is chosen for the class's labels, so the readout arm is not ticked and not called skipped
+    assert not page.is_checked("input[name=ft-arm][value=readout]")
+    assert "declares no readout" not in page.inner_text("#ft-plan")
     page.fill("#ft-seeds", "6")  # more seeds: the plan is asked again and says so
     page.wait_for_function("() => /24 fine-tunes: 4 arms x 1 size x 6 seeds/.test(document.querySelector('#ft-estimate').textContent)")
     page.fill("#ft-seeds", "3")

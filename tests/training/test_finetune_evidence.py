@@ -51,10 +51,21 @@ def test_the_six_line_class_hand_off_compares_nothing():
                                    f"(that needs at least {MIN_TEST_TEXTS} test texts): no difference is claimed")
     for words in ("With all the labelled examples: the readout (one threshold) 0.0\u00a0%, LP-FT (the pretrained model "
                   "fine-tuned) 50.0\u00a0%, the linear probe 50.0\u00a0%", "Accuracy on the 2 test texts.",
-                  "Every arm gave the same answer to every text, in every seed."):
+                  "Every arm gave the same answer to every text, in every seed.",
+                  "No arm scored above always answering “happy” (50.0\u00a0%) on these texts."):
         assert words in head["text"], (words, head["text"])
     # the differences stay numbers (uncorrected), claimed nowhere
     assert all("corrected" not in d for by in out["differences"].values() for d in by.values())
+
+
+def test_below_the_minimum_an_arm_above_always_one_answer_gets_the_yardstick_not_the_verdict():
+    """One arm scores above always answering the most common label (on 2 texts): the headline states that
+    yardstick for the reader and does not say that no arm beat it."""
+    both, half = seq_units([1, 1]), seq_units([1, 0])
+    outcomes = [result("full", "all", s, both) for s in range(3)] + [result("ngram", "all", s, half) for s in range(3)]
+    text = summarize(outcomes, ["full", "ngram"], ["all"], "accuracy", {"label": "sad", "score": 0.5})["headline"]["text"]
+    assert "For comparison, always answering “sad” (50.0\u00a0%)." in text and "No arm scored above" not in text
+    assert "survive" not in text
 
 
 def test_enough_test_texts_still_compare_and_claim_what_survives():

@@ -99,7 +99,21 @@ def size_said(k: str, cells: list[tuple[str, dict]], same_answer: dict) -> str:
     return text + (f" The same answer to every text: {', '.join(said)}." if said else "")
 
 
-def below_minimum(ev: dict, results: dict, same_answer: dict, keys: list[str], metric: str) -> dict:
+def baseline_said(results: dict, keys: list[str], majority: dict | None) -> str:
+    """Below the minimum, the one yardstick the texts still give: always answering the training part's most
+    common label. Said first when no arm scored above it at any size (the arms learned nothing these texts
+    show), else stated for the reader to hold each score against."""
+    if not majority:
+        return ""
+    base = f"always answering “{majority['label']}” ({100 * majority['score']:.1f}\u00a0%)"
+    means = [by[k]["mean"] for by in results.values() for k in keys if by.get(k, {}).get("mean") is not None]
+    if means and max(means) <= majority["score"]:
+        return f"No arm scored above {base} on these texts. "
+    return f"For comparison, {base}. "
+
+
+def below_minimum(ev: dict, results: dict, same_answer: dict, keys: list[str], metric: str,
+                  majority: dict | None = None) -> dict:
     """The headline when the test part is below the minimum: no comparison; what the texts can say."""
     what = "accuracy" if metric == "accuracy" else "F1 of the rarer tag"
     said = []
@@ -108,8 +122,8 @@ def below_minimum(ev: dict, results: dict, same_answer: dict, keys: list[str], m
         if cells:
             said.append(size_said(k, cells, same_answer))
     n = ev["n_test"]
-    text = ev["text"] + (f" {what[0].upper()}{what[1:]} on the {n} test text{'s' * (n != 1)}. " + " ".join(said)
-                         if said else "")
+    text = ev["text"] + (f" {what[0].upper()}{what[1:]} on the {n} test text{'s' * (n != 1)}. "
+                         + baseline_said(results, keys, majority) + " ".join(said) if said else "")
     return {"text": text, "m": 0, "compared": {"arms": [], "sizes": []}, "comparisons": [], "flat": [], "below_minimum": True}
 
 
@@ -153,11 +167,11 @@ def summarize(outcomes: list[tuple[dict, object]], arms: list[str], sizes: list,
         if "scratch" in diffs:
             out["difference"] = {"of": ["full", "scratch"], "by_size": diffs["scratch"]}
         if ev is not None and not ev["enough"]:  # no comparison: the differences stay numbers, claimed nowhere
-            out["headline"] = below_minimum(ev, results, out["same_answer"], keys, metric)
+            out["headline"] = below_minimum(ev, results, out["same_answer"], keys, metric, majority)
         else:
             out["headline"] = headline(diffs, keys, metric)
     elif ev is not None and not ev["enough"] and len(ran) > 1:
-        out["headline"] = below_minimum(ev, results, out["same_answer"], keys, metric)
+        out["headline"] = below_minimum(ev, results, out["same_answer"], keys, metric, majority)
     return out
 
 
