@@ -249,6 +249,7 @@ async function classLabels(code, sync, grid) {
     view.classTask = { text, name: "class " + code + " labels", lines: n };
     view.upload = labelCounts(text);
     info.dataset.class = code;
+    $("#ft-task").querySelector("option[value='']").textContent = `The pooled labels of class ${code} (or upload a task file…)`;
     info.textContent = `The pooled labels of class ${code}: ${n} labelled line${n === 1 ? "" : "s"} ` +
       `(the class's majority per line). ${handoffWords(view.upload)}` +
       (Object.keys(view.upload.counts).length > 1 ? " Start fine-tuning, or choose a file to use instead." : "");

@@ -156,12 +156,14 @@ export function renderHeadline(detail) {
   const plan = (detail.settings && detail.settings.plan) || null;
   const evidence = final(detail).evidence || (plan && plan.evidence) || null;
   p.dataset.enough = evidence ? String(evidence.enough) : "";
-  let rest = "";
-  if (detail.summary && head && head.text) rest = head.text;
+  let rest = "", details = "";
+  if (detail.summary && head && head.lead !== undefined) [rest, details] = [head.lead, head.details]; // below the minimum
+  else if (detail.summary && head && head.text) rest = head.text;
   else if (evidence && !evidence.enough) rest = evidence.text; // below the minimum: no verdict is coming, said now
   else if (!detail.summary && detail.done) rest = "Results so far: the verdict (which differences are clear) comes when " +
     "every fine-tune is done.";
   p.textContent = [cls + first, rest].filter(Boolean).join(" ");
+  if (details) p.append(" ", el("span", { class: "gap-details", text: details }));
 }
 
 const andList = (xs) => (xs.length < 2 ? String(xs[0]) : `${xs.slice(0, -1).join(", ")} and ${xs[xs.length - 1]}`);

@@ -165,7 +165,9 @@ def test_a_six_line_class_hand_off_says_what_it_can_before_and_after_and_claims_
         job = finished(page)
         gap, notes = page.inner_text("#ft-gap"), page.inner_text("#ft-notes")
         assert "survive" not in gap and "corrected" not in gap, gap
-        assert "The test part holds 2 texts, too few to compare two arms" in gap and "Accuracy on the 2 test texts." in gap
+        assert "The test part holds 2 texts, too few to compare two arms" in gap and "the 2 test texts" in gap
+        assert "always answering" in gap  # the one yardstick 2 texts still give
+        assert page.inner_text("#ft-gap .gap-details").startswith("With ")  # the sizes' scores, below the lead
         assert "LP-FT (the pretrained model fine-tuned)" in gap and "the model from scratch" in gap
         assert f"8, 32 and 128 labelled examples skipped: {SKIPPED}." in notes  # the words said before Start
         detail = httpx.get(f"{lab}/api/finetunes/{job}").json()

@@ -50,10 +50,13 @@ def test_the_six_line_class_hand_off_compares_nothing():
     assert head["text"].startswith("The test part holds 2 texts, too few to compare two arms "
                                    f"(that needs at least {MIN_TEST_TEXTS} test texts): no difference is claimed")
     for words in ("With all the labelled examples: the readout (one threshold) 0.0\u00a0%, LP-FT (the pretrained model "
-                  "fine-tuned) 50.0\u00a0%, the linear probe 50.0\u00a0%", "Accuracy on the 2 test texts.",
+                  "fine-tuned) 50.0\u00a0%, the linear probe 50.0\u00a0%",
                   "Every arm gave the same answer to every text, in every seed.",
-                  "No arm scored above always answering “happy” (50.0\u00a0%) on these texts."):
+                  "On the 2 test texts, no arm's accuracy was above always answering “happy” (50.0\u00a0%)."):
         assert words in head["text"], (words, head["text"])
+    # the page sets the sizes' scores below the lead (evidence and yardstick), in plain weight
+    assert head["lead"].endswith("(50.0\u00a0%).") and head["details"].startswith("With all the labelled examples:")
+    assert head["text"] == head["lead"] + " " + head["details"]
     # the differences stay numbers (uncorrected), claimed nowhere
     assert all("corrected" not in d for by in out["differences"].values() for d in by.values())
 
@@ -64,7 +67,7 @@ def test_below_the_minimum_an_arm_above_always_one_answer_gets_the_yardstick_not
     both, half = seq_units([1, 1]), seq_units([1, 0])
     outcomes = [result("full", "all", s, both) for s in range(3)] + [result("ngram", "all", s, half) for s in range(3)]
     text = summarize(outcomes, ["full", "ngram"], ["all"], "accuracy", {"label": "sad", "score": 0.5})["headline"]["text"]
-    assert "For comparison, always answering “sad” (50.0\u00a0%)." in text and "No arm scored above" not in text
+    assert "Accuracy on the 2 test texts, beside always answering “sad” (50.0\u00a0%)." in text and "no arm" not in text
     assert "survive" not in text
 
 

@@ -99,17 +99,18 @@ def size_said(k: str, cells: list[tuple[str, dict]], same_answer: dict) -> str:
     return text + (f" The same answer to every text: {', '.join(said)}." if said else "")
 
 
-def baseline_said(results: dict, keys: list[str], majority: dict | None) -> str:
-    """Below the minimum, the one yardstick the texts still give: always answering the training part's most
-    common label. Said first when no arm scored above it at any size (the arms learned nothing these texts
-    show), else stated for the reader to hold each score against."""
+def scores_said(what: str, n: int, results: dict, keys: list[str], majority: dict | None) -> str:
+    """Below the minimum, what the scores are and the one yardstick the texts still give: always answering the
+    training part's most common label. When no arm scored above it at any size, that is said (nothing the
+    arms learned shows on these texts); else the yardstick is stated for the reader to hold each score against."""
+    where = f"on the {n} test text{'s' * (n != 1)}"
     if not majority:
-        return ""
+        return f"{what[0].upper()}{what[1:]} {where}."
     base = f"always answering “{majority['label']}” ({100 * majority['score']:.1f}\u00a0%)"
     means = [by[k]["mean"] for by in results.values() for k in keys if by.get(k, {}).get("mean") is not None]
     if means and max(means) <= majority["score"]:
-        return f"No arm scored above {base} on these texts. "
-    return f"For comparison, {base}. "
+        return f"{where[0].upper()}{where[1:]}, no arm's {what} was above {base}."
+    return f"{what[0].upper()}{what[1:]} {where}, beside {base}."
 
 
 def below_minimum(ev: dict, results: dict, same_answer: dict, keys: list[str], metric: str,
@@ -122,9 +123,10 @@ def below_minimum(ev: dict, results: dict, same_answer: dict, keys: list[str], m
         if cells:
             said.append(size_said(k, cells, same_answer))
     n = ev["n_test"]
-    text = ev["text"] + (f" {what[0].upper()}{what[1:]} on the {n} test text{'s' * (n != 1)}. "
-                         + baseline_said(results, keys, majority) + " ".join(said) if said else "")
-    return {"text": text, "m": 0, "compared": {"arms": [], "sizes": []}, "comparisons": [], "flat": [], "below_minimum": True}
+    lead = ev["text"] + (" " + scores_said(what, n, results, keys, majority) if said else "")
+    details = " ".join(said)  # each size's scores: the page sets them below the lead, in plain weight
+    return {"text": f"{lead} {details}".strip(), "lead": lead, "details": details, "m": 0,
+            "compared": {"arms": [], "sizes": []}, "comparisons": [], "flat": [], "below_minimum": True}
 
 
 def readout_words(results: dict, metric: str, majority: dict | None) -> dict:
