@@ -6,7 +6,7 @@ The minimum. A comparison of two arms is made only when the test part of the tas
                           but the most common one in training: the ones F1 scores), in at least
                           MIN_TOKEN_TEXTS (5) held-out texts.
 Below it no arm is compared with another (no difference, no interval of one, no correction, no
-"survives the correction"): the lab says each arm's score and answers and the readout's, in words.
+"survives the correction"): the lab says each arm's score and answers (the readout's too, where it ran), in words.
 A class hand-off of 6 labelled lines has 2 test texts: its arms all "give the same answer to every
 text", and two such arms differ by the same amount on every seed, an interval of zero width that
 says nothing; that is why the minimum exists, and why a zero-width interval is never a claim
@@ -58,7 +58,7 @@ def evidence(kind: str, n_test: int, rare: int | None = None) -> dict:
                 "only where its interval, corrected for the comparisons made, excludes 0.")
     else:
         text = (f"{part}, too few to compare two arms (that needs {needed_words(kind)}): no difference is "
-                "claimed, and what can be said is each arm's score and answers, and the readout's.")
+                "claimed, and what can be said is each arm's score and answers.")
     return {"enough": enough, "kind": kind, "n_test": n_test, "rare": rare if kind == "token" else None,
             "minimum": minimum_words(kind), "text": text}
 

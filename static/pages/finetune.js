@@ -9,7 +9,7 @@ import { showPlan } from "./finetune_plan.js";
 import { handoffWords, labelCounts } from "./finetune_handoff.js";
 import { chosenReadout, renderReadout } from "./finetune_readout.js";
 import { ARM_TEXT, metricOf, metricWords, numbersOf, overTimeHeading, pct, renderGpt, renderHeadline, renderLegend,
-  renderNotes, renderTable, series as seriesOf, sizeKeys } from "./finetune_results.js";
+  renderNotes, renderTable, series as seriesOf, sizeKeys, xOf } from "./finetune_results.js";
 
 /* ---------- one job on screen ---------- */
 const view = { id: null, detail: null, source: null, instructor: false, runs: {}, classTask: null, tasks: {}, upload: null,
@@ -67,6 +67,7 @@ function render(detail) {
     : `${words[0].toUpperCase() + words.slice(1)} against the number of labelled examples: mean and 95 % interval per arm`;
   plot($("#ft-plot"), lines, { label: `${words} per arm`, logX: !steps, yRange: [0, 1],
     xLabel: steps ? "pretraining steps" : "labelled examples (log scale)", yTick: (y) => Math.round(100 * y) + " %",
+    xTick: (x) => (!steps && x === xOf("all", detail) ? `all (${x})` : String(x)), // the table's column name
     empty: detail.done ? "" : "the first point appears when the first fine-tune finishes" });
   renderLegend(lines);
   renderTable(detail, numbers, keys);
@@ -141,15 +142,27 @@ async function classify() {
   const ready = ((view.detail && view.detail.classifiers) || []).filter((c) => c.model);
   if (!text.trim() || !ready.length) return;
   clearError();
+  const outs = {};
   const cards = await Promise.all(ready.map(async (c) => {
     try {
-      return answerCard(c, await api("/api/classify", { body: { model: c.model, text }, model: false, quiet: true }));
+      outs[c.arm] = await api("/api/classify", { body: { model: c.model, text }, model: false, quiet: true });
+      return answerCard(c, outs[c.arm]);
     } catch (e) {
       return el("div", { class: "answer", "data-arm": c.arm }, [el("h3", { text: ARM_TEXT[c.arm] || c.arm }),
         el("p", { class: "error-box", text: e.message })]);
     }
   }));
   box.replaceChildren(...cards);
+  if (outs.full && outs.probe && sameAnswers(outs.full, outs.probe)) {
+    box.append(el("p", { class: "note", id: "ft-same-note", text: "LP-FT and the linear probe answer exactly alike here: " +
+      "LP-FT starts from the probe, and its validation slice kept 0 steps of fine-tuning, so it is the probe." }));
+  }
+}
+
+/* Two classifiers' answers, probability for probability (LP-FT that kept no fine-tuning step is its probe). */
+function sameAnswers(a, b) {
+  const probs = (o) => JSON.stringify(o.kind === "sequence" ? o.probabilities : o.characters.map((ch) => ch.probabilities));
+  return probs(a) === probs(b);
 }
 
 /* ---------- the list and the start form ---------- */

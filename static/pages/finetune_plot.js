@@ -1,12 +1,12 @@
 /* The fine-tune lab's plot: a small SVG line plot with 95 % whiskers, one series per arm, and flat
    dashed lines for answers that do not depend on the number of labelled examples.
    API: plot(figure, series, opts); series = [{name, cls, points: [{x, mean, lo, hi}]} | {name, cls, flat}],
-   opts = {label, xLabel, logX, yRange: [y0, y1], yTick(y), empty}. The legend is the page's (HTML), not drawn here. */
+   opts = {label, xLabel, logX, yRange: [y0, y1], yTick(y), xTick(x)?, empty}. The legend is the page's (HTML), not drawn here. */
 import { svg } from "../lib/dom.js";
 
 export function plot(figure, series, opts) {
   figure.querySelector("svg")?.remove();
-  const W = 560, H = 320, L = 56, R = 28, T = 16, B = 48;
+  const W = 560, H = 320, L = 66, R = 28, T = 16, B = 48, PAD = 24; // PAD: room for the side-by-side whiskers
   const xs = series.flatMap((s) => s.points.map((p) => p.x)).filter((x) => x !== null && x > 0);
   const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": opts.label, class: "plot" });
   if (!xs.length) {
@@ -19,7 +19,7 @@ export function plot(figure, series, opts) {
   let x0 = Math.min(...xs.map(fx)), x1 = Math.max(...xs.map(fx));
   if (x1 === x0) { x0 -= 1; x1 += 1; }
   const [y0, y1] = opts.yRange;
-  const px = (x) => L + ((fx(x) - x0) / (x1 - x0)) * (W - L - R);
+  const px = (x) => L + PAD + ((fx(x) - x0) / (x1 - x0)) * (W - L - R - 2 * PAD);
   const py = (y) => T + (1 - (y - y0) / (y1 - y0)) * (H - T - B);
   for (let i = 0; i <= 4; i++) {
     const y = y0 + ((y1 - y0) * i) / 4;
@@ -27,7 +27,7 @@ export function plot(figure, series, opts) {
       svg("text", { x: L - 6, y: py(y) + 4, "text-anchor": "end", class: "tick", text: opts.yTick(y) }));
   }
   for (const x of [...new Set(xs)]) {
-    root.append(svg("text", { x: px(x), y: H - B + 18, "text-anchor": "middle", class: "tick", text: String(x) }));
+    root.append(svg("text", { x: px(x), y: H - B + 18, "text-anchor": "middle", class: "tick", text: (opts.xTick || String)(x) }));
   }
   root.append(svg("text", { x: (L + W - R) / 2, y: H - 8, "text-anchor": "middle", class: "axis", text: opts.xLabel }));
   for (const s of series) {
