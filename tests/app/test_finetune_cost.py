@@ -131,6 +131,7 @@ def test_the_hand_offs_grid_is_sized_for_about_two_minutes_on_a_two_core_laptop(
     arms = [a for a in cost.HANDOFF["arms"] if a != "readout"]
     sizes = [s for s in cost.HANDOFF["sizes"] if s == "all" or s < shape.n_train]
     est = cost.estimate(shape, arms, sizes, cost.HANDOFF["seeds"], 0.092, 3.5, workers=2, cores=2, gpt_way=True)
-    assert est["seconds"] < 150 and re.match(r"About (a minute|2 minutes) on this machine", est["text"]), est["text"]
+    # the cost model's arithmetic on the fixed step above (not a measured time): its words say 45 to 150 s
+    assert re.match(r"About (a minute|2 minutes) on this machine", est["text"]), est["text"]
     more = cost.estimate(shape, arms, sizes, 5, 0.092, 3.5, workers=2, cores=2, gpt_way=True)
     assert more["seconds"] > est["seconds"] * 1.4
