@@ -1,7 +1,7 @@
 """The applets as a class uses them (issue 10): the projector at 1280x720 and 1920x1080, Step and
 fast sampling giving the same text, the keyboard from a slider, guess-first Mask-Fill, errors in
-plain words next to their control on a phone, and the accessibility details (aria-valuetext, one Tab stop for the character strip,
-single-key shortcuts that can be switched off, 44 px touch targets).
+plain words next to their control on a phone, and the accessibility details (aria-valuetext, one Tab
+stop for the character strip, single-key shortcuts that can be switched off, 44 px touch targets).
 
 Real Chromium against a live server on the tiny real models. The share links that restore every
 setting, the model set included, are in test_share_links.py."""

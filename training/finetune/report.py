@@ -204,10 +204,13 @@ def choices_line(s: dict) -> str:
             lrs = sorted({r["lr"] for r in rows if r.get("lr")})
             searched = [r for r in rows if "lr_at_edge" in r]
             inside = sum(not r["lr_at_edge"] for r in searched)
-            said = ([f"rate inside the rates tried {inside}/{len(searched)}"] if searched else []) + ([f"C at the grid's edge {edge}/{len(rows)}"] if edge else []) + (
-                [f"still improving at the cap {improving}/{len(rows)}"] if improving else []) + (
-                [f"smaller model chosen {small}/{len(rows)}"] if small else []) + (
-                [f"best steps {'/'.join(map(str, steps))}, rates {'/'.join(f'{x:g}' for x in lrs)}"] if steps and lrs else [])
+            said = [text for text, shown in [
+                (f"rate inside the rates tried {inside}/{len(searched)}", searched),
+                (f"C at the grid's edge {edge}/{len(rows)}", edge),
+                (f"still improving at the cap {improving}/{len(rows)}", improving),
+                (f"smaller model chosen {small}/{len(rows)}", small),
+                (f"best steps {'/'.join(map(str, steps))}, rates {'/'.join(f'{x:g}' for x in lrs)}", steps and lrs),
+            ] if shown]
             if said:
                 bits.append(f"{arm} at {size}: " + ", ".join(said))
     return "; ".join(bits)
