@@ -20,6 +20,7 @@ from . import __version__, auth, errors, glossary, openapi, pages
 from .classes.addresses import public_hosts
 from .classes.router import router as classes_router
 from .classes.store import Classes
+from .lessons.router import router as lessons_router
 from .admission import AdmissionControl, AdmissionState
 from .compression import Compression
 from .config import Settings
@@ -118,7 +119,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # generation's (~100k instructions a request less than behind meta's five routes and each other).
     for router in (mask_fill.router, generation.router, nsp.router, meta.router, attention.router,
                    compare.router, objectives.router, electra.router, concepts.router, runs.router, login.router,
-                   finetunes.router, finetune_plan.router, spans.router, classes_router, docs.router, device.router,
+                   finetunes.router, finetune_plan.router, spans.router, classes_router, lessons_router, docs.router, device.router,
                    qr.router, pages.router):
         app.include_router(router)
     return app

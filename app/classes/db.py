@@ -38,7 +38,7 @@ from .models import Base
 log = logging.getLogger("app")
 
 BUSY_TIMEOUT_MS = 10_000
-LATEST = 4
+LATEST = 5
 # version -> SQL statements that bring version-1 to it (each step written for both dialects)
 MIGRATIONS: dict[int, list] = {  # a step: SQL, or a function of the connection
     2: ["ALTER TABLE class_sessions ADD COLUMN max_participants INTEGER NOT NULL DEFAULT 60",
@@ -49,6 +49,8 @@ MIGRATIONS: dict[int, list] = {  # a step: SQL, or a function of the connection
     # "Be the BERT" is the activity "fill" (named for what the class does, not for a model family):
     # the page a class is on, its items, its answers, and the items' phases kept in each plan
     4: [lambda conn: renamed_activity(conn, "bert", "fill")],
+    # lessons teachers prepare (app/lessons/): one table beside the sessions
+    5: [lambda conn: Base.metadata.tables["lessons"].create(conn)],
 }
 def renamed_activity(conn, old: str, new: str) -> None:
     """An activity renamed from `old` to `new` wherever a session keeps it: the page a class is on, its

@@ -13,11 +13,26 @@ from typing import AsyncIterator, Callable
 
 from anyio import to_thread
 
+from sqlalchemy import func, select
+
 from .db import Database
-from .service import watch_key
+from .models import Answer, ClassSession, Participant
+from .service import aware, utcnow
 
 POLL_S = 0.25
 log = logging.getLogger("app.classes")
+
+
+def watch_key(db: Database, code: str) -> tuple[int, int, int] | None:
+    """(state version, answers, participants): what a watcher polls; None once the session is gone."""
+    with db.reading() as s:
+        row = s.execute(select(ClassSession.id, ClassSession.version, ClassSession.expires_at)
+                        .where(ClassSession.code == code)).first()
+        if row is None or aware(row.expires_at) <= utcnow():
+            return None
+        answers = s.scalar(select(func.count()).select_from(Answer).where(Answer.session_id == row.id))
+        people = s.scalar(select(func.count()).select_from(Participant).where(Participant.session_id == row.id))
+        return row.version, answers, people
 
 
 class Watch:

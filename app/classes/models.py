@@ -1,5 +1,6 @@
 """The class-session tables (SQLAlchemy 2 declarative). One row per session, per participant, per
-item the teacher added (Be the BERT sentences, Label-together lines) and per answer.
+item the teacher added (Be the BERT sentences, Label-together lines) and per answer; and the
+lessons teachers prepared (schema version 5), which sessions are started from.
 
 An answer is counted once by the database itself: (participant, activity, item) is unique, so a
 second answer to the same item fails at INSERT whatever worker or machine it reached."""
@@ -77,3 +78,15 @@ class Answer(Base):
     item: Mapped[str] = mapped_column(String(64))
     answer: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class Lesson(Base):
+    """A lesson a teacher prepared: its whole file (app/lessons/schema.py) as one JSON document, so a
+    save is one row written in one transaction (never half a lesson)."""
+    __tablename__ = "lessons"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    title: Mapped[str] = mapped_column(String(120))
+    body: Mapped[dict] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
