@@ -1,0 +1,90 @@
+/* A lesson's applet stage on each screen of a class (app/lessons/presenter.py keeps its state):
+   the applet runs in a same-origin frame with the stage's settings in its address (every applet keeps
+   its settings there, lib/state.js), so one address is the whole applet, wherever it is loaded.
+
+   drawApplet(node, applet, role, onQuery)
+     role "teacher":   the applet with its controls; whenever its address changes (a step, a new
+                       temperature), opts.onQuery(query) sends its settings to the session. The frame
+                       is made once per stage and never reloaded under the teacher's hands
+                       (opts.projector: in projector mode, when the teacher's own tab is on the wall).
+     role "projector": the applet in projector mode (large type, no chrome), reloaded to the
+                       teacher's settings whenever they change.
+     role "phone":     the same applet, following the teacher, or a card asking to look at the
+                       projector when the teacher chose that for the stage (applet.phones).
+   Keys the presenter owns (projector, embed, hide, model, code, key) are never the stage's. */
+import { clear, el } from "./dom.js";
+
+const OWN = ["projector", "embed", "hide", "code", "key"];
+const WATCH_MS = 250; // how often the teacher's frame's address is read: a step shows up within this
+
+/* The stage's settings only: what the teacher's applet put in its address, less the presenter's keys. */
+export function stageQuery(search) {
+  const p = new URLSearchParams(search);
+  for (const k of OWN) p.delete(k);
+  p.delete("model");
+  return p.toString();
+}
+
+function address(applet, extra, model) {
+  const p = new URLSearchParams(applet.query);
+  for (const [k, v] of Object.entries(extra)) p.set(k, v);
+  if (model) p.set("model", model);
+  return applet.page + "?" + p.toString();
+}
+
+let watcher = null;
+
+function stopWatching() {
+  if (watcher) clearInterval(watcher);
+  watcher = null;
+}
+
+export function drawApplet(node, applet, role, opts) {
+  const o = opts || {};
+  const stageKey = applet.page + "#" + (o.stage === undefined ? "" : o.stage) + "#" + role;
+  let frame = node.querySelector("iframe.c-applet-frame");
+  if (role === "phone" && applet.phones === "projector") {
+    stopWatching();
+    clear(node).append(el("div", { class: "c-look-up" }, [
+      el("p", { class: "c-look-up-big", text: "Look at the projector" }),
+      el("p", { text: applet.title }),
+    ]));
+    return;
+  }
+  // in projector mode (the wall, or the teacher's own tab made the projector): large type
+  const extra = role === "projector" || o.projector ? { projector: "1", embed: "1" } : { embed: "1" };
+  const src = address(applet, extra, o.model);
+  if (frame && frame.dataset.stage === stageKey) {
+    // the teacher's frame is the source of its settings: never reloaded under the teacher's hands
+    if (role !== "teacher" && frame.dataset.src !== src) {
+      frame.dataset.src = src;
+      frame.contentWindow.location.replace(src); // no history entry per step on the projector or a phone
+    }
+    return;
+  }
+  stopWatching();
+  frame = el("iframe", { class: "c-applet-frame", title: applet.title + " (the applet)", src,
+    dataset: { stage: stageKey, src, role } });
+  clear(node).append(frame);
+  if (role === "teacher" && o.onQuery) {
+    let last = applet.query;
+    watcher = setInterval(() => {
+      let search;
+      try {
+        search = frame.contentWindow.location.search; // same origin: readable
+      } catch (err) {
+        return;
+      }
+      if (!frame.isConnected) { stopWatching(); return; }
+      const query = stageQuery(search);
+      if (query !== last && frame.contentWindow.location.pathname === applet.page) {
+        last = query;
+        o.onQuery(query);
+      }
+    }, WATCH_MS);
+  }
+}
+
+export function leaveApplet() {
+  stopWatching();
+}
