@@ -10,6 +10,7 @@ from fastapi import Depends, Request
 from fastapi.responses import HTMLResponse, Response
 from pydantic import BaseModel
 
+from . import auth
 from .config import Settings
 from .errors import ApiError
 from .finetunes.jobs import FinetuneManager
@@ -55,7 +56,9 @@ def respond(model: type[BaseModel], data: dict) -> Response:
 
 def render(request: Request, template: str, page: str, title: str) -> HTMLResponse:
     templates = request.app.state.templates
-    return templates.TemplateResponse(request, template, {"request": request, "page": page, "title": title})
+    # a logged-in instructor's navigation also lists the class and the lessons (no guess is counted)
+    return templates.TemplateResponse(request, template, {"request": request, "page": page, "title": title,
+                                                          "instructor": auth.is_instructor(request)})
 
 
 def errors(*statuses: int) -> dict:

@@ -16,7 +16,7 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
-from . import __version__, auth, errors, glossary, openapi, pages
+from . import __version__, auth, errors, glossary, home, openapi, pages
 from .classes.addresses import public_hosts
 from .classes.router import router as classes_router
 from .classes.store import Classes
@@ -97,6 +97,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.templates = Jinja2Templates(directory=str(settings.templates_dir))
     glossary.install(app.state.templates.env)
     app.state.templates.env.globals["nav_pages"] = pages.NAV  # the navigation (templates/base.html)
+    app.state.templates.env.globals["teacher_pages"] = pages.TEACHER_NAV  # and the instructor's own entries
+    app.state.templates.env.globals["home"] = home.facts  # the home page's words, from what exists
     app.state.admission = AdmissionState(max_in_flight=settings.max_concurrent_requests,
                                           generation_share=settings.generation_share)
     errors.install_handlers(app, HEADERS)

@@ -19,6 +19,7 @@ class Page:
     key: str  # the template is <key>.html; <body data-page="key"> picks the page's script
     title: str
     nav: str | None = None  # its label in the navigation (None: not there)
+    teacher: str | None = None  # its label in the navigation while the instructor is logged in (templates/base.html)
     on_device: bool = False  # the static copy runs it in the browser, with no server
 
 
@@ -34,11 +35,15 @@ PAGES = (
     Page("/concepts", "concepts", "Concept check", nav="Concepts"),
     Page("/train", "train", "Live pretraining", nav="Train"),
     Page("/finetune", "finetune", "Fine-tune lab", nav="Fine-tune"),
-    Page("/class", "class", "Class session"),
+    Page("/teach", "teach", "Your class", teacher="Teach"),
+    Page("/class", "class", "Class session", teacher="Class"),
+    Page("/lessons", "lessons", "Lessons", teacher="Lessons"),
     Page("/join", "join", "Join the class"),
     Page("/login", "login", "Instructor login"),
+    Page("/report", "class_report", "Class report"),  # the teacher's, of one class session (?code=)
 )
 NAV = tuple(p for p in PAGES if p.nav)
+TEACHER_NAV = tuple(p for p in PAGES if p.teacher)
 
 router = APIRouter(include_in_schema=False)
 
