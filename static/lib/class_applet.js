@@ -15,7 +15,7 @@
 import { clear, el } from "./dom.js";
 
 const OWN = ["projector", "embed", "hide", "code", "key"];
-const WATCH_MS = 250; // how often the teacher's frame's address is read: a step shows up within this
+const WATCH_MS = 500; // the teacher's frame's address is read at least this often (each write is heard at once)
 
 /* The stage's settings only: what the teacher's applet put in its address, less the presenter's keys. */
 export function stageQuery(search) {
@@ -56,10 +56,7 @@ export function drawApplet(node, applet, role, opts) {
   const src = address(applet, extra, o.model);
   if (frame && frame.dataset.stage === stageKey) {
     // the teacher's frame is the source of its settings: never reloaded under the teacher's hands
-    if (role !== "teacher" && frame.dataset.src !== src) {
-      frame.dataset.src = src;
-      frame.contentWindow.location.replace(src); // no history entry per step on the projector or a phone
-    }
+    if (role !== "teacher" && frame.dataset.src !== src) swap(node, frame, src, stageKey, applet.title);
     return;
   }
   stopWatching();
@@ -68,7 +65,7 @@ export function drawApplet(node, applet, role, opts) {
   clear(node).append(frame);
   if (role === "teacher" && o.onQuery) {
     let last = applet.query;
-    watcher = setInterval(() => {
+    const check = () => {
       let search;
       try {
         search = frame.contentWindow.location.search; // same origin: readable
@@ -81,8 +78,34 @@ export function drawApplet(node, applet, role, opts) {
         last = query;
         o.onQuery(query);
       }
-    }, WATCH_MS);
+    };
+    // every applet writes its settings with history.replaceState (lib/state.js): hearing each write at
+    // once saves the class up to one poll; the poll stays for anything that writes the address otherwise
+    frame.addEventListener("load", () => {
+      try {
+        const h = frame.contentWindow.history;
+        const write = h.replaceState.bind(h);
+        h.replaceState = (...args) => { write(...args); check(); };
+      } catch (err) { /* another origin: the poll alone */ }
+    });
+    watcher = setInterval(check, WATCH_MS);
   }
+}
+
+/* A follower's new settings: the new page loads in a second frame under the first, which goes once
+   the new one has loaded, so the projector never shows a blank frame between two steps. */
+function swap(node, old, src, stageKey, title) {
+  for (const pending of node.querySelectorAll("iframe.c-applet-next")) pending.remove(); // a newer step wins
+  const next = el("iframe", { class: "c-applet-frame c-applet-next", title: title + " (the applet)", src,
+    dataset: { stage: stageKey, src, role: old.dataset.role }, "aria-hidden": "true", tabindex: "-1" });
+  old.dataset.src = src; // asked for: the same settings again load nothing more
+  next.addEventListener("load", () => {
+    next.classList.remove("c-applet-next");
+    next.removeAttribute("aria-hidden");
+    next.removeAttribute("tabindex");
+    for (const frame of node.querySelectorAll("iframe.c-applet-frame")) if (frame !== next) frame.remove();
+  });
+  node.append(next);
 }
 
 export function leaveApplet() {
