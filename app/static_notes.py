@@ -14,10 +14,16 @@ NEEDS = {
     "/train": ("Train", "Training a model takes minutes of a computer's full power and a trainer (PyTorch) "
                "that only the playground's server runs."),
     "/finetune": ("Fine-tune lab", "Fine-tuning trains models, which only the playground's server can do."),
+    "/teach": ("Your class", "The teacher's start page belongs to a playground server: its lessons and its classes "
+               "are kept there."),
     "/class": ("Class session", "A class session keeps every student's answers on the teacher's computer: "
                "the teacher runs the playground's server and the class joins it."),
+    "/lessons": ("Lessons", "Lessons are prepared and kept on the teacher's playground server, which gives them to "
+                 "a class."),
     "/join": ("Join a class", "Joining a class needs the teacher's playground server: ask your teacher for "
               "its address (it looks like http://192.168.1.20:8000/join)."),
+    "/report": ("Class report", "A class's report is made from the answers its students sent to the teacher's "
+                "playground server, and only the teacher can open it there."),
     "/login": ("Instructor login", "The instructor's login belongs to a playground server: it lets the "
                "teacher start training runs and class sessions there."),
     "/docs": ("API reference", "The API reference describes the playground server's API (how programs ask it "

@@ -103,7 +103,8 @@ def test_join_answer_pool_reveal_and_export(app, teacher):
     assert r.status_code == 409 and r.json()["parameter"] == "item"
     assert count_answers(app, code) == 3
     csv_text = teacher.get(f"/api/sessions/{code}/export.csv").text.splitlines()
-    assert csv_text[0] == "nickname,removed,activity,item,answer,answered_at" and len(csv_text) == 4
+    assert len(csv_text) == 4
+    assert csv_text[0] == "nickname,removed,activity,item,answer,right,right_answer,item_text,revealed,answered_at"
     assert sorted(line.split(",")[0] for line in csv_text[1:]) == ["Ana", "Ben", "Cy"]
 
 
