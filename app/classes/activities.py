@@ -89,6 +89,11 @@ def check_answer(ctx: Context, activity: str, key: str, answer: str) -> str:
         n = len(p["positions"])
         if len(answer) != n:
             raise ApiError(f"answer must be {n} character{'s' * (n > 1)}, one per hidden character", "answer")
+        # A hidden character is never a space (add_item refuses hiding one), so a space here is a box
+        # left empty: stored, it would count in the reveal as the class's guess.
+        if any(ch.isspace() for ch in answer):
+            raise ApiError("answer must have a character for every hidden one: no spaces (a hidden character "
+                           "is never a space)", "answer")
         return answer
     if answer not in choices:
         raise ApiError(f"answer must be one of {', '.join(choices)}", "answer")

@@ -13,9 +13,11 @@ import { $, clear, el } from "../lib/dom.js";
 import { clearError, clearFieldErrors, fieldMessage, showError } from "../lib/errors.js";
 import { setParams } from "../lib/state.js";
 import { keepOnDevice } from "../lib/compute.js";
+import { letterBoxes } from "../lib/letter_boxes.js";
 
 
-/* A Be-the-BERT guess in words: a character left blank is sent as a space, shown here as "_". */
+/* A Be-the-BERT guess in words. Answers are never sent with a blank now (lib/letter_boxes.js), but a
+   session kept from before stores blanks as spaces: shown as "_". */
 function bertGuess(guess) {
   if (!guess.trim()) return "nothing: you left every hidden character blank";
   return "“" + guess.replaceAll(" ", "_") + "”" + (guess.includes(" ") ? " (_ = left blank)" : "");
@@ -26,6 +28,7 @@ let shown = null; // version of the state on screen
 let following = null;
 let last = null; // the state on screen (drawn again, taps closed, while reconnecting)
 let late = null; // {item, text}: the student's tap on this item arrived after the teacher locked it
+let draft = null; // {item, letters}: what the student typed in a Be-the-BERT item's boxes, not sent yet
 
 async function rejoin() {
   if (!code) return;
@@ -162,22 +165,15 @@ function render(s) {
     clear(item);
     status.textContent = "";
   } else {
+    // a redraw (the teacher changed something) keeps the Be-the-BERT box the student was typing in
+    const typing = document.activeElement && document.activeElement.closest("#j-item") ? document.activeElement.dataset.box : undefined;
+    const typingIn = typing === undefined ? null : Number(typing);
     drawItem(item, cur);
     const open = !s.locked && !s.revealed && !s.ended && !paused && !isReconnecting();
     if (cur.activity === "fill") {
-      const holes = [...item.querySelectorAll(".c-hole")];
-      holes.forEach((hole, j) => {
-        const box = el("input", { type: "text", class: "c-mask", maxlength: "1", "aria-label": "hidden character " + (j + 1),
-          autocomplete: "off", autocapitalize: "none", spellcheck: "false",
-          value: cur.your_answer ? [...cur.your_answer][j] : "", disabled: !open || Boolean(cur.your_answer) });
-        hole.replaceWith(box);
-      });
-      if (!cur.your_answer && open) {
-        item.append(el("button", { type: "button", class: "btn j-send", text: "Send my guess", onclick: () => {
-          const guess = [...item.querySelectorAll(".c-mask")].map((b) => b.value || " ").join("");
-          send("fill", cur.item, guess);
-        } }));
-      }
+      if (!draft || draft.item !== cur.item) draft = { item: cur.item, letters: [] };
+      letterBoxes(item, cur.content.masks, { value: cur.your_answer, disabled: !open, draft: draft.letters, focus: typingIn,
+        onSend: !cur.your_answer && open ? (guess) => send("fill", cur.item, guess) : null });
     } else if (cur.activity === "label") {
       labelled = drawLabelLines(item, cur, open);
     } else {

@@ -146,13 +146,16 @@ function show(s) {
     ]));
   }
   const leaders = clear($("#c-leaders"));
-  leaders.hidden = !s.leaders;
-  for (const l of s.leaders || []) leaders.append(el("li", { text: l.nickname + ": " + l.score }));
+  const board = s.page === "end" ? null : s.leaders; // the end screen shows its own top of the class (drawEnd)
+  leaders.hidden = !board;
+  for (const l of board || []) leaders.append(el("li", { text: l.nickname + ": " + l.score }));
   showResults();
 }
 
 /* The end of the lesson, worth showing: the class's final score against BERT (the NSP items revealed)
-   and the top of the class (right answers on revealed items). */
+   and, only while the leaderboard is on, the top of the class (right answers on revealed items). This
+   page is the projector too: nicknames beside scores come from state.leaders, which the server sends
+   only with the leaderboard on (app/classes/views.py), never from the instructor's roster. */
 const TOP = 5;
 function drawEnd() {
   const node = clear($("#c-item"));
@@ -166,7 +169,7 @@ function drawEnd() {
   } else if (lastResults) {
     node.append(el("p", { class: "note", text: "No NSP question was revealed, so there is no score against BERT." }));
   }
-  const top = (state.participants || []).filter((p) => p.score > 0).sort((a, b) => b.score - a.score || a.id - b.id).slice(0, TOP);
+  const top = (state.leaders || []).filter((l) => l.score > 0).slice(0, TOP); // ranked by the server
   if (top.length) {
     node.append(el("p", { class: "label", text: "Top of the class (right answers on revealed items)" }),
       el("ol", { class: "c-end-top" }, top.map((p) => el("li", { text: p.nickname + ": " + p.score }))));
