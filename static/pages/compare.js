@@ -90,7 +90,7 @@ function verdict(r) {
   if (ratio >= 3) return "BERT is surer here: it gives " + c + " " + pct(b) + ", GPT only " + pct(g) + ". BERT also reads " +
     "the characters to the right, which GPT never sees; that may be what helps.";
   if (ratio <= 1 / 3) return "Here GPT is surer (" + pct(g) + " vs " + pct(b) + "), although BERT reads the same left side " +
-    "and more. Seeing more is not everything: the two models were trained differently and are not equally strong. GPT " +
+    "and more. Seeing more is not everything: GPT and BERT were trained differently and are not equally strong. GPT " +
     "learned to continue long stretches of text; BERT learned to fill blanks in pairs of passages (A and B), and here it " +
     "reads just one passage.";
   return "GPT and BERT are about equally sure here: GPT " + pct(g) + ", BERT " + pct(b) + ".";
