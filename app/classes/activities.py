@@ -26,9 +26,9 @@ from ..contract.families import SPECS
 from ..inputs import label as nsp_label, masked_input, pair_ids, quiz_bank
 
 ACTIVITIES = ("nsp", "fill", "concept", "label")
-PAGES = ("lobby", *ACTIVITIES, "end")
+PAGES = ("lobby", *ACTIVITIES, "applet", "end")  # applet: a lesson's applet stage (app/lessons/presenter.py)
 NAMES = {"lobby": "Waiting room", "nsp": "NSP class set", "fill": "Be the BERT", "concept": "Concept check",
-         "label": "Label together", "end": "The end"}
+         "label": "Label together", "applet": "Demo", "end": "The end"}
 NSP_CHOICES = ["IsNext", "NotNext"]
 TOP_K = 5  # BERT's guesses shown per hidden character
 _answers: dict[tuple, dict] = {}  # (model set id, activity, item, payload) -> the model's answer; computed once per process

@@ -50,7 +50,7 @@ MIGRATIONS: dict[int, list] = {  # a step: SQL, or a function of the connection
     # the page a class is on, its items, its answers, and the items' phases kept in each plan
     4: [lambda conn: renamed_activity(conn, "bert", "fill")],
     # lessons teachers prepare (app/lessons/): one table beside the sessions
-    5: [lambda conn: Base.metadata.tables["lessons"].create(conn)],
+    5: [lambda conn: Base.metadata.tables["lessons"].create(conn, checkfirst=True)],
 }
 def renamed_activity(conn, old: str, new: str) -> None:
     """An activity renamed from `old` to `new` wherever a session keeps it: the page a class is on, its

@@ -20,11 +20,12 @@ from fastapi.sse import EventSourceResponse, ServerSentEvent
 from .. import auth, deps
 from ..errors import ApiError
 from ..schemas import ErrorBody
-from . import door, guard, rejoin, room, service, views
+from . import door, guard, projector, rejoin, report, room, service, views
+from ..lessons import checks as lesson_checks, store as lesson_store
 from .addresses import STUDENTS_FLAG, base_urls, student_url
 from .codes import cookie_name, display_code, normalize_code
-from ..schemas.classes import (AnswerRequest, CreateSession, Created, JoinRequest, NewItem, Participant, Results,
-                      SessionState, StateChange)
+from ..schemas.classes import (AnswerRequest, CreateSession, Created, JoinRequest, NewItem, Participant, ProjectorKey,
+                               Results, SessionState, StateChange)
 from .readers import Slot, readers, spend_read
 from .store import Classes
 
@@ -76,14 +77,34 @@ async def is_instructor(request: Request) -> bool:
         return False
 
 
+async def on_wall(request: Request, c: Classes, code: str) -> bool:
+    """Is this the session's projector (its key's cookie: app/classes/projector.py)? Read from the
+    database only when such a cookie came."""
+    if not request.cookies.get(projector.cookie_name(code)):
+        return False
+    return await to_thread.run_sync(projector.is_projector, request, c.db, code)
+
+
 def _json(data: dict) -> str:
     return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
 
 
 @router.post("/api/sessions", status_code=201, response_model=Created, responses=errs(*BODY, *INSTRUCTOR, 404))
 def create(req: CreateSession, _: Instructor, c: ClassesDep, registry: deps.RegistryDep, settings: deps.SettingsDep):
-    """Start a class session (instructor): answers with the join `code` and the address students open."""
-    row = service.create(c.db, registry, req, settings.class_expiry_hours, settings.models_on_phones)
+    """Start a class session (instructor): answers with the join `code` and the address students open.
+    With `lesson`, the session gives that lesson, stage by stage."""
+    lesson = None
+    if req.lesson is not None:
+        mixed = sorted(req.model_fields_set & {"nsp_count", "nsp_seed", "concepts", "labels", "lines"})
+        if mixed:
+            raise ApiError(f"{mixed[0]} cannot be given with lesson: the lesson's stages hold the items", mixed[0])
+        try:
+            body, _ = lesson_store.get(c.db, req.lesson)
+        except ApiError as e:
+            raise ApiError(e.detail, "lesson", status=e.status) from None
+        lesson = lesson_checks.parse(body)
+        lesson_checks.check_refs(lesson, registry, req.model)
+    row = service.create(c.db, registry, req, settings.class_expiry_hours, settings.models_on_phones, lesson)
     return {"code": row.code, "display_code": display_code(row.code), "expires_at": row.expires_at.isoformat(),
             "student_url": student_url(settings, row.code)}
 
@@ -121,6 +142,18 @@ def join(code: CodePath, req: JoinRequest, request: Request, response: Response,
     return {"id": person.id, "nickname": person.nickname, "rejoin_code": rejoin.rejoin_code(service.secret_hash(value))}
 
 
+@router.post("/api/sessions/{code}/projector", status_code=204, responses=errs(*BODY, *CODE, 403, 409),
+             dependencies=GUARDED)
+def open_projector(code: CodePath, req: ProjectorKey, request: Request, c: ClassesDep, settings: deps.SettingsDep):
+    """The projector link's key, traded for this browser's projector cookie: its reads show the stage
+    as the class sees it (no control, no answer before its reveal), not counted as a student's."""
+    projector.check_key(c.db, code, req.key)
+    response = Response(status_code=204)
+    response.set_cookie(projector.cookie_name(code), req.key, max_age=int(settings.class_expiry_hours * 3600) + 3600,
+                        httponly=True, samesite="strict", secure=request.url.scheme == "https", path="/")
+    return response
+
+
 @router.post("/api/sessions/{code}/answers", status_code=201, responses=errs(*BODY, *CODE, 403, 409),
              dependencies=GUARDED)
 def answer(code: CodePath, req: AnswerRequest, request: Request, c: ClassesDep, registry: deps.RegistryDep) -> dict:
@@ -130,13 +163,18 @@ def answer(code: CodePath, req: AnswerRequest, request: Request, c: ClassesDep, 
 
 @router.get("/api/sessions/{code}", response_model=SessionState, response_model_exclude_none=True,
             responses=errs(*CODE), dependencies=GUARDED)
-async def get_state(code: CodePath, request: Request, c: ClassesDep, registry: deps.RegistryDep):
+async def get_state(code: CodePath, request: Request, c: ClassesDep, registry: deps.RegistryDep,
+                    settings: deps.SettingsDep):
     """Where the class is (page, item, locked, revealed), how many joined and answered; this
     browser's participant; nicknames only for the instructor or with the leaderboard on."""
     teacher = await is_instructor(request)
-    if not teacher:  # a student's own budget, or its address's (app/classes/readers.py)
+    wall = not teacher and await on_wall(request, c, code)
+    if not teacher and not wall:  # a student's own budget, or its address's (app/classes/readers.py)
         await spend_read(request, normalize_code(code), c.db)
-    return await to_thread.run_sync(views.state, c.db, registry, code, secret(request, code), teacher)
+    out = await to_thread.run_sync(views.state, c.db, registry, code, secret(request, code), teacher)
+    if wall:  # the projector shows where to join (its QR code)
+        out["join_url"] = student_url(settings, out["code"])
+    return out
 
 
 @router.put("/api/sessions/{code}/state", response_model=SessionState, response_model_exclude_none=True,
@@ -176,7 +214,7 @@ def remove_silent(code: CodePath, _: Instructor, c: ClassesDep,
 async def results(code: CodePath, request: Request, c: ClassesDep, registry: deps.RegistryDep):
     """Pooled counts per item (anonymous). Before the teacher reveals an item only the instructor sees it."""
     teacher = await is_instructor(request)
-    if not teacher:
+    if not teacher and not await on_wall(request, c, code):
         await spend_read(request, normalize_code(code), c.db)
     return await to_thread.run_sync(views.results, c.db, registry, code, teacher)
 
@@ -191,7 +229,7 @@ async def live_code(code: CodePath, c: ClassesDep, registry: deps.RegistryDep) -
 async def stream_slot(norm: Annotated[str, Depends(live_code)], request: Request, c: ClassesDep) -> Slot | None:
     """A student's (or an address's) open stream, counted before the stream starts: 429 past the cap
     (app/classes/readers.py); the instructor is not counted. Released when the stream ends."""
-    if await is_instructor(request):
+    if await is_instructor(request) or await on_wall(request, c, norm):
         return None
     return await to_thread.run_sync(readers(request).stream, request, norm, c.db)
 
@@ -239,9 +277,10 @@ async def _events(norm: str, request: Request, c: Classes, registry) -> AsyncIte
 
 
 @router.get("/api/sessions/{code}/export.csv", response_class=PlainTextResponse, responses=errs(*INSTRUCTOR, *CODE))
-def export(code: CodePath, _: Instructor, c: ClassesDep):
-    """Every answer with its nickname (instructor), as CSV."""
-    text = views.export_csv(c.db, code)
+def export(code: CodePath, _: Instructor, c: ClassesDep, registry: deps.RegistryDep):
+    """Every answer with its nickname (instructor), as CSV; for NSP, Be the BERT and the concept check
+    also right or wrong, the right answer, the item's text and whether the item was revealed."""
+    text = views.export_csv(c.db, registry, code)
     name = f"class-{normalize_code(code)}.csv"
     return Response(text, media_type="text/csv; charset=utf-8",
                     headers={"Content-Disposition": f'attachment; filename="{name}"'})
@@ -263,3 +302,23 @@ def delete(code: CodePath, _: Instructor, c: ClassesDep):
     """Delete the session and everything its students sent (instructor)."""
     service.delete_session(c.db, code)
     return Response(status_code=204)
+
+
+# --- the report (app/classes/report.py): the teacher's, during and after the session, until it expires ---
+
+@router.get("/api/sessions/{code}/report.json", responses=errs(*INSTRUCTOR, *CODE))
+def report_file(code: CodePath, _: Instructor, c: ClassesDep, registry: deps.RegistryDep):
+    """The class's report (instructor): each student's score on NSP, Be the BERT and the concept check
+    (the revealed items count), right or wrong per answer, each item's text and right answer, the
+    class's accuracy and BERT's. One file to keep; the /report page draws it."""
+    data = report.build(c.db, registry, code)
+    return Response(_json(data), media_type="application/json",
+                    headers={"Content-Disposition": f'attachment; filename="class-{data["code"]}-report.json"'})
+
+
+@router.get("/api/sessions/{code}/scores.csv", response_class=PlainTextResponse, responses=errs(*INSTRUCTOR, *CODE))
+def scores_file(code: CodePath, _: Instructor, c: ClassesDep, registry: deps.RegistryDep):
+    """One row per student (instructor): right and counted items per scored activity, and the total."""
+    data = report.build(c.db, registry, code)
+    return Response(report.scores_csv(data), media_type="text/csv; charset=utf-8",
+                    headers={"Content-Disposition": f'attachment; filename="class-{data["code"]}-scores.csv"'})

@@ -20,6 +20,7 @@ from ..registry import Registry
 from ..concepts import bank as concept_bank
 from ..inputs import quiz_bank
 from . import activities, embargo
+from ..lessons import presenter
 from .codes import clean_nickname, display_code, new_code, normalize_code
 from .db import Database
 from .models import Answer, ClassSession, Item, Participant
@@ -114,10 +115,16 @@ def plan_for(req: CreateSession, registry: Registry) -> dict:
 
 
 def create(db: Database, registry: Registry, req: CreateSession, default_hours: float,
-           models_on_phones: bool = False) -> ClassSession:
-    """A new session; `models_on_phones` (the server's --models-on-phones) is its default for the phones."""
-    plan = plan_for(req, registry)
+           models_on_phones: bool = False, lesson=None) -> ClassSession:
+    """A new session; `models_on_phones` (the server's --models-on-phones) is its default for the phones.
+    With `lesson` (app/lessons/schema.py), the session gives it: its stages and their items."""
+    if lesson is None:
+        plan = plan_for(req, registry)
+        items = [("label", f"l{k + 1}", {"text": line.strip()}) for k, line in enumerate(req.lines)]
+    else:
+        plan, items = presenter.resolve(lesson, registry, req.model)
     plan["models_on_phones"] = models_on_phones if req.models_on_phones is None else req.models_on_phones
+    plan["projector_key"] = secrets.token_urlsafe(24)  # 192 bits: the projector's own link (app/classes/projector.py)
     now = utcnow()
     for _ in range(20):  # a code already in use: draw another
         try:
@@ -128,8 +135,12 @@ def create(db: Database, registry: Registry, req: CreateSession, default_hours: 
                                    max_participants=req.max_participants, joins_locked=False)
                 s.add(row)
                 s.flush()
-                for k, line in enumerate(req.lines):
-                    s.add(Item(session_id=row.id, activity="label", key=f"l{k + 1}", payload={"text": line.strip()}))
+                for activity, key, payload in items:
+                    s.add(Item(session_id=row.id, activity=activity, key=key, payload=payload))
+                if lesson is not None:  # BERT must read every hidden sentence: checked now, not when the class answers
+                    ctx = activities.Context(registry, req.model, plan, {(a, k): p for a, k, p in items})
+                    for key in ctx.keys("fill"):
+                        activities.model_answer(ctx, "fill", key)
             embargo.forget()  # its class set is held back from the self-study routes at once
             return row
         except IntegrityError:
@@ -284,6 +295,9 @@ def change(db: Database, registry: Registry, code: str, req: StateChange) -> Non
         ctx = context(s, row, registry)
         page = req.page or row.page
         item = req.item if req.item is not None else (row.item if page == row.page else None)
+        if req.stage is not None:  # a lesson's stage: its applet, or its first item (or the item named)
+            page, first = presenter.start_of(row.plan, req.stage)
+            item = req.item if req.item is not None and page in activities.ACTIVITIES else first
         if page in activities.ACTIVITIES:
             keys = ctx.keys(page)
             if item is None and keys:
@@ -292,7 +306,9 @@ def change(db: Database, registry: Registry, code: str, req: StateChange) -> Non
                 raise ApiError(f"{activities.NAMES[page]} has no item {item[:64]!r} in this session", "item", status=404)
         else:
             item = None
-        plan = dict(row.plan or {})
+        plan = presenter.placed(dict(row.plan or {}), page, item, req.stage)
+        if req.applet_query is not None:
+            plan = presenter.with_query(plan, req.applet_query)
         if (page, item) != (row.page, row.item):  # the item as the class left it (a new one is open)
             row.page, row.item = page, item
             row.locked, row.revealed = phase(plan, page, item)
@@ -364,18 +380,6 @@ def delete_session(db: Database, code: str) -> None:
         s.execute(delete(Item).where(Item.session_id == row.id))
         s.execute(delete(Participant).where(Participant.session_id == row.id))
         s.delete(row)
-
-
-def watch_key(db: Database, code: str) -> tuple[int, int, int] | None:
-    """(state version, answers, participants): what a watcher polls; None once the session is gone."""
-    with db.reading() as s:
-        row = s.execute(select(ClassSession.id, ClassSession.version, ClassSession.expires_at)
-                        .where(ClassSession.code == code)).first()
-        if row is None or aware(row.expires_at) <= utcnow():
-            return None
-        answers = s.scalar(select(func.count()).select_from(Answer).where(Answer.session_id == row.id))
-        people = s.scalar(select(func.count()).select_from(Participant).where(Participant.session_id == row.id))
-        return row.version, answers, people
 
 
 def live(db: Database) -> list[dict]:

@@ -12,11 +12,13 @@ from sqlalchemy import select
 from ..errors import ApiError
 from ..registry import Registry
 from . import activities, room
+from ..lessons import presenter
 from .cells import neutral
 from .codes import display_code
 from .db import Database
 from .models import Answer, ClassSession, Participant
 from .rejoin import rejoin_code
+from .scores import SCORED, counted, right_counts, tally
 from .service import LEADERS, aware, context, find, me, phase
 
 
@@ -29,18 +31,8 @@ def _answers(s, row: ClassSession) -> list[tuple[int, str, str, str]]:
 
 
 def _scores(ctx: activities.Context, row: ClassSession, answers) -> dict[int, int]:
-    """Right answers per participant, on the items already revealed."""
-    truths = {}
-    for done in row.plan.get("revealed", []):
-        act, _, key = done.partition(":")
-        if key in ctx.keys(act):
-            truths[(act, key)] = activities.truth(ctx, act, key)
-    scores: dict[int, int] = defaultdict(int)
-    for pid, act, key, value in answers:
-        right = truths.get((act, key))
-        if right is not None and value == right:
-            scores[pid] += 1
-    return scores
+    """Right answers per participant, on the items that count (app/classes/scores.py: the revealed ones)."""
+    return right_counts(ctx, row.plan, answers)
 
 
 def state(db: Database, registry: Registry, code: str, secret: str | None, instructor: bool) -> dict:
@@ -62,6 +54,8 @@ def state(db: Database, registry: Registry, code: str, secret: str | None, instr
            "version": row.version, "joined": len(people), "answered": len(on_item),
            "me": {"id": person.id, "nickname": person.nickname, "rejoin_code": rejoin_code(person.secret_hash)}
            if person else None}
+    if person and (row.page == "end" or row.ended_at is not None):  # the phone's own score, to its own cookie only
+        out["me"]["score"] = tally(counted(ctx, row.plan), answers, person.id)
     if row.page in activities.ACTIVITIES and row.item:
         keys = ctx.keys(row.page)
         current = {"activity": row.page, "item": row.item, "number": keys.index(row.item) + 1, "of": len(keys),
@@ -76,8 +70,10 @@ def state(db: Database, registry: Registry, code: str, secret: str | None, instr
                 current["your_labels"] = {key: value for pid, act, key, value in answers
                                           if pid == person.id and act == "label"}
         out["current"] = current
+    out.update(presenter.view(row.plan, instructor))  # a lesson's stages, and its applet now
     scores = _scores(ctx, row, answers) if instructor or row.leaderboard else {}
     if instructor:
+        out["projector_key"] = (row.plan or {}).get("projector_key")
         out["participants"] = [{"id": p.id, "nickname": p.nickname, "answered": p.id in on_item,
                                 "score": scores.get(p.id, 0)} for p in people]
         out["items"] = {act: [{"item": k, "title": title(ctx, act, k), "phase": phase_name(row.plan, act, k)}
@@ -132,20 +128,34 @@ def results(db: Database, registry: Registry, code: str, instructor: bool) -> di
     return {"code": row.code, "items": items, "summary": summary}
 
 
-def export_csv(db: Database, code: str) -> str:
+def export_csv(db: Database, registry: Registry, code: str) -> str:
+    """Every answer with its nickname; for the scored activities also whether it is right, the right
+    answer, the item's text and whether the item was revealed (only revealed items count: scores.py)."""
+    from .report import item_text  # report.py reads this module (_answers): imported here, not at the top
     with db.reading() as s:
         row = find(s, code)
-        rows = s.execute(select(Participant.nickname, Participant.removed, Answer.activity, Answer.item,
-                                Answer.answer, Answer.created_at)
-                         .join(Participant, Participant.id == Answer.participant_id)
-                         .where(Answer.session_id == row.id).order_by(Answer.id))
-        out = io.StringIO()
-        writer = csv.writer(out)
-        writer.writerow(["nickname", "removed", "activity", "item", "answer", "answered_at"])
-        for nickname, removed, act, key, value, at in rows:
-            # never a formula in a spreadsheet, never a raw control character (app/classes/cells.py)
-            cells = [nickname, removed, act, key, activities.answer_text(act, key, value), aware(at).isoformat()]
-            writer.writerow([neutral(c) for c in cells])
+        ctx = context(s, row, registry)
+        rows = list(s.execute(select(Participant.nickname, Participant.removed, Answer.activity, Answer.item,
+                                     Answer.answer, Answer.created_at)
+                              .join(Participant, Participant.id == Answer.participant_id)
+                              .where(Answer.session_id == row.id).order_by(Answer.id)))
+    revealed = counted(ctx, row.plan)
+    known: dict[tuple[str, str], tuple] = {}  # (activity, item) -> (truth, its text, the item's text)
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["nickname", "removed", "activity", "item", "answer", "right", "right_answer", "item_text",
+                     "revealed", "answered_at"])
+    for nickname, removed, act, key, value, at in rows:
+        if (act, key) not in known:
+            truth = activities.truth(ctx, act, key) if act in SCORED else None
+            known[(act, key)] = (truth, "" if truth is None else activities.answer_text(act, key, truth),
+                                 item_text(ctx, act, key))
+        truth, right_answer, text = known[(act, key)]
+        # never a formula in a spreadsheet, never a raw control character (app/classes/cells.py)
+        cells = [nickname, removed, act, key, activities.answer_text(act, key, value),
+                 "" if truth is None else "yes" if value == truth else "no", right_answer, text,
+                 "yes" if (act, key) in revealed else "no" if act in SCORED else "", aware(at).isoformat()]
+        writer.writerow([neutral(c) for c in cells])
     return out.getvalue()
 
 

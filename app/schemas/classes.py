@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from . import Strict
 
 Activity = Literal["nsp", "fill", "concept", "label"]
-Page = Literal["lobby", "nsp", "fill", "concept", "label", "end"]
+Page = Literal["lobby", "nsp", "fill", "concept", "label", "applet", "end"]
 LabelName = Field(min_length=1, max_length=40)
 # Python's whitespace (str.split / str.strip), spelled out so that every regex dialect (JSON Schema's,
 # pydantic's, Python's) reads the same class.
@@ -40,6 +40,9 @@ class CreateSession(Strict):
         "The phones in this session download the device copies of the models as they follow the class, so each "
         "can compute alone when the server is slow or away (omitted = the server's --models-on-phones); "
         "changeable later with PUT .../state."))
+    lesson: str | None = Field(None, min_length=1, max_length=64, description=(
+        "Give this lesson (an id of GET /api/lessons): the class walks its stages in order, and its items replace "
+        "nsp_count, nsp_seed, concepts, labels and lines (which must then be left out)."))
 
     # Lines to label need at least 2 labels to label them with.
     model_config = ConfigDict(json_schema_extra={
@@ -66,6 +69,11 @@ class StateChange(Strict):
     locked -> revealed: going to an item finds it as the class left it (a revealed one stays revealed
     and takes no answers until `reopen`)."""
     page: Page | None = None
+    stage: int | None = Field(None, ge=0, le=100, description=(
+        "A lesson's session: go to this stage (0-based), at its first item or its applet."))
+    applet_query: str | None = Field(None, max_length=4000, description=(
+        "On an applet stage: the applet's settings now, as its URL's query (the teacher's applet sends it as it "
+        "changes; the projector and the phones follow)."))
     item: str | None = Field(None, min_length=1, max_length=64)
     locked: bool | None = Field(None, description="Lock (or unlock) answers to the item (a revealed one stays locked).")
     revealed: bool | None = Field(None, description=(
@@ -91,6 +99,10 @@ class StateChange(Strict):
         "only when the server does not answer (false)."))
 
 
+class ProjectorKey(Strict):
+    key: str = Field(min_length=1, max_length=64, description="The key of the projector link the teacher's page gives.")
+
+
 class NewItem(Strict):
     activity: Literal["fill", "label"]
     text: str = Field(min_length=1, max_length=500)
@@ -102,6 +114,12 @@ class Participant(BaseModel):
     id: int
     nickname: str
     rejoin_code: str | None = Field(None, description="This browser's rejoin code: another browser types it to take the nickname back.")
+
+
+class Me(Participant):
+    score: dict | None = Field(None, description=(
+        "At the end of the session: this student's own score, {right, of, activities: [{activity, name, right, "
+        "of}]} (the revealed items count: app/classes/scores.py). Sent to this browser only."))
 
 
 class Current(BaseModel):
@@ -135,7 +153,7 @@ class SessionState(BaseModel):
     version: int = Field(description="Changes whenever the state changes.")
     joined: int = Field(description="How many students are in the session.")
     answered: int = Field(description="How many answered the current item.")
-    me: Participant | None = Field(None, description="The participant this browser joined as.")
+    me: Me | None = Field(None, description="The participant this browser joined as.")
     current: Current | None = None
     participants: list[dict] | None = Field(None, description=(
         "Instructor (or leaderboard on): who joined, with whether each answered the current item."))
@@ -147,6 +165,14 @@ class SessionState(BaseModel):
     door: list[str] | None = Field(None, description=(
         "Instructor: nicknames that knocked with the right code from an address whose code guesses are spent, oldest first."))
     leaders: list[dict] | None = Field(None, description="With the leaderboard on: the top scores.")
+    lesson: dict | None = Field(None, description=(
+        "A lesson's session: its title, its stages' kinds and titles (the teacher's notes for the instructor), "
+        "and the stage the class is on."))
+    applet: dict | None = Field(None, description=(
+        "On a lesson's applet stage: its page, its settings now (`query`), and what the phones show (`phones`)."))
+    projector_key: str | None = Field(None, description=(
+        "Instructor: the key of the projector's own link (/class?code=CODE&projector=1#key=KEY), which needs no login."))
+    join_url: str | None = Field(None, description="The projector: the address students join at.")
 
 
 class Created(BaseModel):

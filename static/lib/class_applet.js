@@ -63,6 +63,7 @@ export function drawApplet(node, applet, role, opts) {
   frame = el("iframe", { class: "c-applet-frame", title: applet.title + " (the applet)", src,
     dataset: { stage: stageKey, src, role } });
   clear(node).append(frame);
+  if (role === "projector" || o.projector) fitToScreen(node);
   if (role === "teacher" && o.onQuery) {
     let last = applet.query;
     const check = () => {
@@ -83,6 +84,10 @@ export function drawApplet(node, applet, role, opts) {
     // once saves the class up to one poll; the poll stays for anything that writes the address otherwise
     frame.addEventListener("load", () => {
       try {
+        // Esc hands the keyboard back to the class page (← → move the class; the applet keeps its own keys)
+        frame.contentWindow.addEventListener("keydown", (e) => {
+          if (e.key === "Escape") { frame.blur(); window.focus(); }
+        });
         const h = frame.contentWindow.history;
         const write = h.replaceState.bind(h);
         h.replaceState = (...args) => { write(...args); check(); };
@@ -92,6 +97,26 @@ export function drawApplet(node, applet, role, opts) {
   }
 }
 
+/* On a projector the applet takes the screen below the strip and the stage's title, to the last pixel:
+   the frame's height follows the space left (a slide never scrolls), measured again on a resize. */
+let fitted = null;
+function fitToScreen(node) {
+  const fit = () => {
+    // what the page leaves free below its last line (negative: it scrolls), given to the frame or taken from it
+    const body = document.body.getBoundingClientRect().bottom + parseFloat(getComputedStyle(document.body).marginBottom || "0");
+    const slack = innerHeight - body - 2;
+    if (Math.abs(slack) < 1) return;
+    for (const frame of node.querySelectorAll("iframe.c-applet-frame")) {
+      frame.style.height = Math.max(200, Math.floor(frame.getBoundingClientRect().height + slack)) + "px";
+    }
+  };
+  if (fitted) fitted.disconnect();
+  // the page's own size changes with the window and with the type fit.js chooses: the frame follows both
+  fitted = new ResizeObserver(() => requestAnimationFrame(fit));
+  fitted.observe(document.body);
+  requestAnimationFrame(fit);
+}
+
 /* A follower's new settings: the new page loads in a second frame under the first, which goes once
    the new one has loaded, so the projector never shows a blank frame between two steps. */
 function swap(node, old, src, stageKey, title) {
@@ -99,6 +124,7 @@ function swap(node, old, src, stageKey, title) {
   const next = el("iframe", { class: "c-applet-frame c-applet-next", title: title + " (the applet)", src,
     dataset: { stage: stageKey, src, role: old.dataset.role }, "aria-hidden": "true", tabindex: "-1" });
   old.dataset.src = src; // asked for: the same settings again load nothing more
+  next.style.height = old.style.height;
   next.addEventListener("load", () => {
     next.classList.remove("c-applet-next");
     next.removeAttribute("aria-hidden");

@@ -19,9 +19,10 @@ export function drawStages(node, notesNode, s, put) {
       text: (k + 1) + ". " + stage.title, onclick: () => put({ stage: k }) }));
   });
   const now = lesson.stage === null ? null : lesson.stages[lesson.stage];
-  if (now && now.notes) {
+  const keys = now && now.kind === "applet" ? " Inside the applet, press Esc to give ← → back to the class." : "";
+  if (now && (now.notes || keys)) {
     notesNode.hidden = false;
-    notesNode.textContent = "Your notes (only you see them): " + now.notes;
+    notesNode.textContent = (now.notes ? "Your notes (only you see them): " + now.notes : "") + keys;
   }
 }
 

@@ -14,6 +14,7 @@ import { clearError, clearFieldErrors, fieldMessage, showError } from "../lib/er
 import { setParams } from "../lib/state.js";
 import { keepOnDevice } from "../lib/compute.js";
 import { letterBoxes } from "../lib/letter_boxes.js";
+import { drawApplet, leaveApplet } from "../lib/class_applet.js";
 
 
 /* A Be-the-BERT guess in words. Answers are never sent with a blank now (lib/letter_boxes.js), but a
@@ -123,7 +124,15 @@ function drawLabelLines(item, cur, open) {
   return done;
 }
 
+/* The end screen's own score, as "You got 7 of 10 right: NSP 3/4, Be the BERT 2/3, Concept check 2/3."
+   (the revealed items count: app/classes/scores.py). */
+function ownScore(score) {
+  if (!score.of) return "Your teacher revealed no answers, so there is no score this time.";
+  return "You got " + score.right + " of " + score.of + " right: " + score.activities.map((a) => a.name + " " + a.right + "/" + a.of).join(", ") + ".";
+}
+
 function title(s, cur, labelled) {
+  if (s.applet) return s.applet.title;
   if (!cur) return s.page === "end" || s.ended ? "The session has ended. Thank you!" : "Waiting for the teacher…";
   if (cur.activity === "label") return "Label together · " + labelled + " of " + (cur.lines || []).length + " lines labelled";
   return s.page_name + " · item " + cur.number + " of " + cur.of;
@@ -161,9 +170,13 @@ function render(s) {
   const item = $("#j-item");
   clear($("#j-results"));
   let labelled = 0;
-  if (!cur) {
-    clear(item);
+  if (s.page !== "applet") leaveApplet();
+  if (s.applet) { // a lesson's applet stage: the same applet, following the teacher (or: look at the projector)
+    drawApplet(item, s.applet, "phone", { stage: s.lesson && s.lesson.stage });
     status.textContent = "";
+  } else if (!cur) {
+    clear(item);
+    status.textContent = s.me.score ? ownScore(s.me.score) : ""; // the end screen: the server sends it to this phone only
   } else {
     // a redraw (the teacher changed something) keeps the Be-the-BERT box the student was typing in
     const typing = document.activeElement && document.activeElement.closest("#j-item") ? document.activeElement.dataset.box : undefined;

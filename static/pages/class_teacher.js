@@ -10,7 +10,9 @@ import { api } from "../lib/api.js";
 import { drawItem, drawLabels, drawPooled, follow, sessionPath } from "../lib/classroom.js";
 import { $, clear, el, typingTarget } from "../lib/dom.js";
 import { qrImage } from "../lib/qr.js";
-import { setParams } from "../lib/state.js";
+import { isProjector, setParams } from "../lib/state.js";
+import { drawApplet, leaveApplet } from "../lib/class_applet.js";
+import { drawStages, stepLesson } from "./class_lesson.js";
 
 const PAGES = [["lobby", "Waiting room"], ["nsp", "NSP class set"], ["fill", "Be the BERT"],
   ["concept", "Concept check"], ["label", "Label together"]];
@@ -18,10 +20,30 @@ let code = new URLSearchParams(location.search).get("code");
 let state = null;
 let lastResults = null;
 let listing = null;
+// The projector's own link (/class?code=CODE&projector=1#key=KEY, app/classes/projector.py): this
+// page is then a wall screen, with no login, no control, and the state every student may read.
+const wallKey = new URLSearchParams(location.hash.slice(1)).get("key");
 
 const put = (body) => api(sessionPath(code, "/state"), { method: "PUT", body, model: false }).then(show);
 
+async function openWall() {
+  try {
+    await api(sessionPath(code, "/projector"), { method: "POST", body: { key: wallKey }, model: false, quiet: true });
+  } catch (err) {
+    $("#c-login").hidden = false;
+    $("#c-login").textContent = err.status === 409 ? "This class has ended: its projector link works no more."
+      : "This projector link does not open a class on this server (copy it again from the teacher's page).";
+    return;
+  }
+  document.body.classList.add("class-wall");
+  if (!isProjector()) setParams({ projector: "1" });
+  const first = await api(sessionPath(code), { model: false });
+  listing = { student_urls: first.join_url ? [new URL(first.join_url).origin] : [], fix: "--host 0.0.0.0" };
+  open(code);
+}
+
 async function start() {
+  if (wallKey && code) return openWall();
   try {
     listing = await api("/api/sessions", { model: false, quiet: true });
   } catch (err) {
@@ -72,6 +94,7 @@ function open(which) {
     warn.hidden = false;
     warn.textContent = "Students cannot reach this server: it listens on this computer only. Restart it with " + listing.fix + ".";
   }
+  $("#c-report").href = "/report?code=" + encodeURIComponent(which);
   $("#c-csv").href = sessionPath(which, "/export.csv");
   $("#c-jsonl").href = sessionPath(which, "/labels.jsonl");
   $("#c-finetune").href = "/finetune?class=" + encodeURIComponent(which); // the fine-tune lab fetches them itself
@@ -99,7 +122,7 @@ function stage(s) {
 }
 
 function show(s) {
-  if (!s.participants) return; // a student-shaped state (the poll fallback without the instructor cookie)
+  if (!s.participants && !wallKey) return; // a student-shaped state (the poll fallback without the instructor cookie)
   state = s;
   stage(s);
   $("#c-code").textContent = s.display_code;
@@ -131,12 +154,24 @@ function show(s) {
   $("#c-where").textContent = s.page_name + (where ? ": " + where : "") +
     (s.paused ? " · paused" : "") + (s.locked ? " · locked" : "") + (s.revealed ? " · revealed" : "") + (s.ended ? " · ended" : "");
   $("#c-item-h").textContent = cur ? s.page_name + (cur.activity === "label" ? "" : " · item " + cur.number + " of " + cur.of) : s.page_name;
-  if (cur) drawItem($("#c-item"), cur, { choices: true });
+  drawStages($("#c-stages"), $("#c-notes"), s, put);
+  if (s.projector_key) {
+    const wall = location.origin + "/class?code=" + encodeURIComponent(s.code) + "&projector=1#key=" + s.projector_key;
+    $("#c-wall-open").href = wall;
+    $("#c-wall-copy").onclick = () => navigator.clipboard.writeText(wall).then(() => { $("#c-wall-copy").textContent = "Copied"; }, () => {});
+  }
+  $("#c-wall").hidden = !s.projector_key;
+  if (s.page !== "applet") leaveApplet();
+  if (s.applet) {
+    $("#c-item-h").textContent = s.applet.title;
+    drawApplet($("#c-item"), s.applet, wallKey ? "projector" : "teacher", { stage: s.lesson && s.lesson.stage,
+      projector: isProjector(), onQuery: (query) => put({ applet_query: query }) });
+  } else if (cur) drawItem($("#c-item"), cur, { choices: true });
   else if (s.page === "end") drawEnd();
   else clear($("#c-item")).append(el("p", { class: "note", text: s.page === "lobby" ? "Waiting for the class to join." :
     "This activity has no items yet." }));
   const people = clear($("#c-people"));
-  for (const p of s.participants) {
+  for (const p of s.participants || []) {
     people.append(el("li", { class: p.answered ? "answered" : "" }, [
       el("span", { class: "c-nick", title: p.nickname, text: (p.answered ? "✓ " : "") + p.nickname }),
       el("button", { type: "button", class: "c-remove", text: "✕", title: "remove " + p.nickname, "aria-label": "remove " + p.nickname,
@@ -194,6 +229,7 @@ function showResults() {
 }
 
 function step(delta) {
+  if (state && stepLesson(state, delta, put)) return; // a lesson walks its stages
   if (!state || !state.current) return;
   const keys = keysOf(state.page);
   const next = keys[keys.indexOf(state.item) + delta];
@@ -269,7 +305,7 @@ $("#c-delete").addEventListener("click", () => {
 $("#c-bert-text").addEventListener("input", drawMaskPicker);
 $("#c-bert-go").addEventListener("click", () => addBert().catch(() => {}));
 document.addEventListener("keydown", (e) => {
-  if (!code || typingTarget(e.target) || e.ctrlKey || e.metaKey || e.altKey) return;
+  if (!code || wallKey || typingTarget(e.target) || e.ctrlKey || e.metaKey || e.altKey) return;
   const act = { ArrowRight: () => step(1), ArrowLeft: () => step(-1), l: () => put({ locked: !state.locked }),
     r: reveal, o: reopen, p: () => put({ paused: !state.paused }), j: toggleJoinScreen }[e.key.length === 1 ? e.key.toLowerCase() : e.key];
   if (act && state) { e.preventDefault(); act(); }
