@@ -26,3 +26,28 @@ def test_postgresql_upgrade_renames_an_activity_in_the_plans_json(postgres_url, 
         conn.execute(text("DELETE FROM class_sessions WHERE code = 'PGUP4X'"))
     assert page == "fill" and plan == {"revealed": ["fill:b1", "nsp:q1"], "labels": ["a"]}
     db.close()
+
+
+@pytest.mark.slow
+def test_postgresql_upgrade_adds_the_lessons_table_and_keeps_a_lesson_whole(postgres_url, tmp_path):
+    """Schema 5 (lessons beside the sessions) on PostgreSQL: a version-4 database gains the table, and a
+    lesson is saved, read back equal, replaced and deleted there."""
+    import json
+
+    from app.lessons import checks, store
+
+    db = Database(database_url(postgres_url, tmp_path))
+    db.migrate()
+    with db.engine.begin() as conn:  # as the previous release left it: no lessons table, version 4
+        conn.execute(text("DROP TABLE lessons"))
+        conn.execute(text("UPDATE schema_version SET version = 4"))
+    assert db.migrate() == dbmod.LATEST == 5
+    body = json.loads((store.SHIPPED / "what-pretraining-is.json").read_text(encoding="utf-8"))
+    lesson_id = store.add(db, checks.parse(body))
+    assert store.get(db, lesson_id) == (body, False)
+    shorter = {**body, "title": "Short", "stages": body["stages"][:2]}
+    store.replace(db, lesson_id, checks.parse(shorter))
+    assert store.get(db, lesson_id)[0] == shorter
+    store.remove(db, lesson_id)
+    assert all(x["id"] != lesson_id for x in store.listing(db))
+    db.close()
