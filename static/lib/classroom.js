@@ -46,9 +46,10 @@ export function follow(code, handlers) {
 export function reconnecting(on) {
   let line = document.getElementById("c-reconnecting");
   if (!line && on) {
-    line = el("p", { id: "c-reconnecting", class: "c-reconnecting", role: "status",
-      text: "Reconnecting to the class… This screen catches up by itself when the server answers again; " +
-        "a tap meanwhile is not sent." });
+    // the second sentence is the phones' (a tap); the projector shows the first alone (static/stage.css)
+    line = el("p", { id: "c-reconnecting", class: "c-reconnecting", role: "status" }, ["Reconnecting to the class…",
+      el("span", { class: "c-reconnecting-more", text: " This screen catches up by itself when the server answers again; " +
+        "a tap meanwhile is not sent." })]);
     document.body.prepend(line);
   }
   if (line) line.hidden = !on;
@@ -56,6 +57,7 @@ export function reconnecting(on) {
 
 export const isReconnecting = () => { const line = document.getElementById("c-reconnecting"); return !!line && !line.hidden; };
 
+const NSP_QUESTION = "Is B the next sentence after A?";
 const NSP_WORDS = { IsNext: "IsNext: B comes right after A in the play", NotNext: "NotNext: B was taken from somewhere else" };
 export const LETTERS = "ABCDEFGHIJ";
 
@@ -80,9 +82,12 @@ export function drawItem(node, current, opts) {
   clear(node);
   const c = current.content;
   if (current.activity === "nsp") {
+    // .c-nsp-question is the projector's (static/stage.css): the room reads the question before the reveal,
+    // where phones and the teacher's page keep the longer .c-ask
     node.append(el("p", { class: "note c-ask", text: "Does segment B follow segment A in the play? BERT was trained to answer this (next-sentence prediction)." }),
-      el("p", { class: "label", text: "Segment A" }), el("div", { class: "c-seg", text: c.a }),
-      el("p", { class: "label", text: "Segment B" }), el("div", { class: "c-seg c-seg-b", text: c.b }));
+      el("p", { class: "c-question c-nsp-question", text: NSP_QUESTION }),
+      el("p", { class: "label c-seg-name", text: "Segment A" }), el("div", { class: "c-seg c-seg-a", text: c.a }),
+      el("p", { class: "label c-seg-name c-seg-name-b", text: "Segment B" }), el("div", { class: "c-seg c-seg-b", text: c.b }));
   } else if (current.activity === "concept") {
     node.append(el("p", { class: "note c-ask", text: c.topic }), el("p", { class: "c-question", text: c.question }));
     if (o.choices) {
@@ -151,11 +156,11 @@ export function drawPooled(node, result, opts) {
       const share = result.char_correct ? result.char_correct[j] : null;
       box.append(el("h3", { text: "Hidden character " + (j + 1) + (right !== null ? ": it was “" + right + "”" : "") }));
       if (share !== null && share !== undefined) box.append(el("p", { class: "c-share", text: percent(share) + " of the class got this one" }));
-      const classBars = el("div");
+      const classBars = el("div", { class: "c-class-bars" }); // its notes count the answers (the projector drops the %)
       bars(classBars, countRows(counts, result.answered, guessLabel, right, null), { label: "The class's guesses", table: false });
       box.append(el("p", { class: "label", text: "The class" }), classBars);
       if (mask) {
-        const bertBars = el("div");
+        const bertBars = el("div", { class: "c-bert-bars" });
         bars(bertBars, mask.predictions.map((p) => ({ char: p.char, prob: p.prob, marks: p.char === right ? ["original"] : [] })),
           { label: "BERT's probabilities", table: false });
         box.append(el("p", { class: "label", text: "BERT (its top guesses, with probabilities)" }), bertBars);
