@@ -1,6 +1,7 @@
 /* Page chrome shared by every page, started by base.html: projector mode (projector=1) and the
    links that carry it and the model set, hide=<control names>, the model-set picker, the switch for
-   single-key shortcuts, the share panel (share.js).
+   single-key shortcuts, the share panel (share.js), a phone's first screen (phone.js: the controls
+   before a long intro; the phone's menu is menu.js, a classic script that runs before the page is drawn).
    shortcutsEnabled()       false once the user switched single-key shortcuts off (WCAG 2.1.4)
    valueText(slider, text)  aria-valuetext: a slider announces its value as its label says it */
 import { el, $ } from "./dom.js";
@@ -8,6 +9,7 @@ import { models } from "./api.js";
 import { modelId, isProjector, hiddenControls, setParams } from "./state.js";
 import { drawSharePanel } from "./share.js";
 import { fitScreen } from "./fit.js";
+import { controlsFirst } from "./phone.js";
 
 /* ---------- projector mode and hide= ---------- */
 /* Links to other pages carry the shared state: projector mode and the chosen model set. */
@@ -130,6 +132,7 @@ export function valueText(slider, text) {
 /* Module scripts run once the document is parsed: the page is there. */
 applyProjector(isProjector());
 applyHide();
+controlsFirst();
 drawShortcutSwitches();
 drawModelPicker();
 drawSharePanel();

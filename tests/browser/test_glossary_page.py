@@ -38,7 +38,7 @@ def test_every_hard_word_on_a_student_page_has_its_definition(page_factory, path
     if path == "/compare":
         url += "&pos=4"
     assert page.goto(url).ok
-    page.wait_for_selector(STUDENT_PAGES[path])
+    page.wait_for_selector(STUDENT_PAGES[path], state="attached")  # drawn, maybe inside a phone's folded intro
     page.wait_for_load_state("networkidle")
     text = words_on(page)
     defined = set(page.eval_on_selector_all("main button.term", "bs => bs.map(b => b.dataset.term)"))
