@@ -243,8 +243,9 @@ async def _student_state(c: Classes, registry, norm: str) -> str:
 async def events(norm: Annotated[str, Depends(live_code)], slot: Annotated[Slot | None, Depends(stream_slot)],
                  request: Request, c: ClassesDep, registry: deps.RegistryDep) -> AsyncIterable[ServerSentEvent]:
     """Server-sent events. `state` (the state as GET /api/sessions/{code} gives it without this
-    browser's own fields) whenever the teacher changes it; for the instructor also on every new
-    answer or participant, with `results`. `gone` when the session ends its life (deleted, expired)."""
+    browser's own fields) whenever the teacher changes it; for the instructor and the projector's own
+    link also on every new answer or participant, with `results` (the projector's: what a student may
+    read, the revealed items). `gone` when the session ends its life (deleted, expired)."""
     try:
         async for event in _events(norm, request, c, registry):
             yield event
@@ -255,15 +256,16 @@ async def events(norm: Annotated[str, Depends(live_code)], slot: Annotated[Slot 
 
 async def _events(norm: str, request: Request, c: Classes, registry) -> AsyncIterable[ServerSentEvent]:
     teacher = await is_instructor(request)
-    relevant = (lambda key: key) if teacher else (lambda key: key[0])
+    wall = not teacher and await on_wall(request, c, norm)  # the projector's own link: every answer counts on it
+    relevant = (lambda key: key) if teacher or wall else (lambda key: key[0])
     async for watch, key in c.hub.follow(norm, relevant):
         if key is None:
             yield ServerSentEvent(event="gone", raw_data=_json({"code": norm}))
             return
         try:
-            if teacher:
-                state = await to_thread.run_sync(views.state, c.db, registry, norm, None, True)
-                pooled = await to_thread.run_sync(views.results, c.db, registry, norm, True)
+            if teacher or wall:  # the wall: the state and the results as a student may read them
+                state = await to_thread.run_sync(views.state, c.db, registry, norm, None, teacher)
+                pooled = await to_thread.run_sync(views.results, c.db, registry, norm, teacher)
                 yield ServerSentEvent(event="state", raw_data=_json(state))
                 yield ServerSentEvent(event="results", raw_data=_json(pooled))
             else:  # one read per change for every student: the first stream to wake starts it, the rest await it

@@ -137,3 +137,30 @@ def test_the_projector_key_opens_the_stage_with_no_login_until_the_end(app, teac
     go(teacher, code, ended=True)
     ended = wall.post(f"/api/sessions/{code}/projector", json={"key": key})
     assert ended.status_code == 409 and ended.json()["parameter"] == "key"
+
+
+def test_the_projector_keys_stream_carries_the_pooled_answers_once_revealed(app, teacher, parse_sse):
+    code = start_lesson(teacher)
+    key = teacher.get(f"/api/sessions/{code}").json()["projector_key"]
+    wall = browser(app)
+    assert wall.post(f"/api/sessions/{code}/projector", json={"key": key}).status_code == 204
+    phone, _ = join(app, code, "Cy")
+    item = go(teacher, code, stage=6)["item"]
+    assert phone.post(f"/api/sessions/{code}/answers", json={"activity": "nsp", "item": item,
+                                                             "answer": "NotNext"}).status_code == 201
+
+    def first_events() -> dict:
+        with wall.stream("GET", f"/api/sessions/{code}/events") as stream:
+            body = ""
+            for chunk in stream.iter_text():
+                body += chunk
+                if body.count("\n\n") >= 2:
+                    break
+        return dict(parse_sse(body))
+
+    before = first_events()
+    assert before["state"]["answered"] == 1 and before["results"]["items"] == []  # nothing before the reveal
+    go(teacher, code, revealed=True)
+    after = first_events()["results"]["items"]
+    assert after[0]["item"] == item and after[0]["counts"] == {"IsNext": 0, "NotNext": 1} and after[0]["truth"]
+    assert "participants" not in before["state"]  # still the class's view, not the teacher's
