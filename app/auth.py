@@ -12,11 +12,13 @@
   The cookie is accepted for state-changing requests (and logout) only when the browser says they
   come from this site (Sec-Fetch-Site / Origin): cross-site forgery needs both.
 - Guessing is capped per client address (app/limits.py): each address may get GUESS_BURST wrong
-  answers at once, then one per GUESS_EVERY_S; while its budget is spent, that address's token
-  checks answer 429 at once (with Retry-After) without comparing. A global ceiling
-  (GLOBAL_BURST, then one per GLOBAL_EVERY_S) bounds guesses spread over many addresses, but never
-  refuses an address that has not guessed wrong lately: the right token from a quiet address
-  always works, and a logged-in browser (a valid session cookie) is never counted at all.
+  answers at once, then one per GUESS_EVERY_S; while its budget is spent, that address's wrong
+  tokens answer 429 (with Retry-After). A global ceiling (GLOBAL_BURST, then one per
+  GLOBAL_EVERY_S) bounds guesses spread over many addresses, but never refuses an address that has
+  not guessed wrong lately. The right token (Bearer or POST /login) is compared first and always
+  works, whatever its address spent: a teacher behind a guesser's NAT gets in (issue 53), and a
+  guesser learns nothing from a 429 it could not learn from a 403. A logged-in browser (a valid
+  session cookie) is never counted at all.
 - A session cookie that is no longer valid (logged out, expired, the token changed) is refused
   without spending anything: its value is a random 256-bit secret, not a guess, and a tab holding
   an old cookie must not use up anyone's budget. A wrong token never waits inside the server, and
@@ -95,7 +97,12 @@ def valid_text(value: str) -> bool:
 
 
 def same(a: str, b: str) -> bool:
-    return hmac.compare_digest(a.encode("utf-8", "surrogatepass"), b.encode("utf-8", "surrogatepass"))
+    """Constant-time equality of any two strings, the one such compare of the app (tokens, rejoin
+    codes). compare_digest takes ASCII strings only (a TypeError on "É", a 500) and answers at once
+    when lengths differ, so both sides are compared as SHA-256 digests: bytes of one fixed length."""
+    def digest(text: str) -> bytes:
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()  # a lone surrogate too
+    return hmac.compare_digest(digest(a), digest(b))
 
 
 class Sessions:
@@ -186,18 +193,21 @@ def same_site(request: Request) -> bool:
 
 
 def check_guess(request: Request, ok, status: int, detail: str) -> None:
-    """Run the check `ok()` unless this client's guess budget is spent (then 429 at once, nothing
-    compared); a wrong answer spends one of its guesses and is refused at once. No await inside:
-    concurrent requests cannot all pass the budget check before one of them spends it."""
+    """Run the check `ok()` (a constant-time compare) first: the right token passes whatever this
+    address spent, so a guesser sharing the teacher's address (a school NAT) cannot lock the teacher
+    out, and answering it tells a guesser nothing it needed to guess. A wrong one is refused with 429
+    while this address's budget is spent (nothing spent more), else it spends one guess and gets
+    `status`. No await inside: concurrent requests cannot all pass the budget check before one spends."""
+    if ok():
+        return
     t, client = throttle(request), client_address(request)
     wait = t.wait_s(client)
     if wait > 0:
         retry = retry_after(wait)
         raise ApiError(f"too many wrong instructor tokens from this address lately; try again in {retry} s", "token",
                        status=429, headers={"Retry-After": retry})
-    if not ok():
-        t.spend(client)
-        raise ApiError(detail, "token", status=status)
+    t.spend(client)
+    raise ApiError(detail, "token", status=status)
 
 
 def is_instructor(request: Request) -> bool:
