@@ -35,8 +35,8 @@ PAGES = (
     Page("/concepts", "concepts", "Concept check", nav="Concepts"),
     Page("/train", "train", "Live pretraining", nav="Train"),
     Page("/finetune", "finetune", "Fine-tune lab", nav="Fine-tune"),
-    Page("/teach", "teach", "Your class", teacher="Teach"),
-    Page("/class", "class", "Class session", teacher="Class"),
+    Page("/teach", "teach", "Your class", teacher="Class"),  # the class's start page: lessons, a class, the last ones
+    Page("/class", "class", "Class session"),
     Page("/lessons", "lessons", "Lessons", teacher="Lessons"),
     Page("/join", "join", "Join the class"),
     Page("/login", "login", "Instructor login"),

@@ -155,12 +155,10 @@ function show(s) {
     (s.paused ? " · paused" : "") + (s.locked ? " · locked" : "") + (s.revealed ? " · revealed" : "") + (s.ended ? " · ended" : "");
   $("#c-item-h").textContent = cur ? s.page_name + (cur.activity === "label" ? "" : " · item " + cur.number + " of " + cur.of) : s.page_name;
   drawStages($("#c-stages"), $("#c-notes"), s, put);
-  if (s.projector_key) {
-    const wall = location.origin + "/class?code=" + encodeURIComponent(s.code) + "&projector=1#key=" + s.projector_key;
-    $("#c-wall-open").href = wall;
-    $("#c-wall-copy").onclick = () => navigator.clipboard.writeText(wall).then(() => { $("#c-wall-copy").textContent = "Copied"; }, () => {});
+  if (s.projector_key) { // the projector's own link (app/classes/projector.py): one click from here, no login there
+    $("#c-wall-open").href = location.origin + "/class?code=" + encodeURIComponent(s.code) + "&projector=1#key=" + s.projector_key;
   }
-  $("#c-wall").hidden = !s.projector_key;
+  $("#c-wall-open").hidden = !s.projector_key;
   if (s.page !== "applet") leaveApplet();
   if (s.applet) {
     $("#c-item-h").textContent = s.applet.title;
