@@ -6,7 +6,7 @@
 - API clients send `Authorization: Bearer <token>`.
 - Browsers log in once: the login URL carries the token in its #fragment (never sent to the server,
   never in its logs); /login's script drops it from the address bar and POSTs it to /login, which
-  answers with an HttpOnly, SameSite=Strict session cookie and a redirect to /train. Each login
+  answers with an HttpOnly, SameSite=Strict session cookie and a redirect to /teach. Each login
   gets its own random session value; the server keeps only a keyed hash of it (DATA_DIR/sessions.json,
   shared by the workers), so logout revokes that login alone, and a new token revokes them all.
   The cookie is accepted for state-changing requests (and logout) only when the browser says they

@@ -16,7 +16,7 @@ router = APIRouter(tags=["login"])
 
 @router.post("/login", include_in_schema=False)
 async def login(request: Request, settings: deps.SettingsDep):
-    """Form field `token` (or JSON {"token"}): sets a new session cookie and redirects to /train."""
+    """Form field `token` (or JSON {"token"}): sets a new session cookie and redirects to /teach."""
     token = settings.instructor_token
     if not auth.same_site(request):
         raise ApiError("log in from this site's own login page", "token", status=403)
@@ -37,7 +37,7 @@ async def login(request: Request, settings: deps.SettingsDep):
         auth.check_guess(request, lambda: False, 400, "token must be text: it holds a lone surrogate "
                          "(\\ud800-\\udfff), which no token has")
     auth.check_guess(request, lambda: bool(token) and auth.same(given, token), 403, "the instructor token is wrong")
-    response = RedirectResponse("/train", status_code=303)
+    response = RedirectResponse("/teach", status_code=303)  # the class's start page: lessons, a class, the last ones
     response.set_cookie(auth.COOKIE, auth.sessions(request).new(), httponly=True, samesite="strict",
                         secure=request.url.scheme == "https", path="/", max_age=auth.SESSION_TTL_S)
     return response

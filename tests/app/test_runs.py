@@ -85,7 +85,7 @@ def test_browser_login_sets_a_strict_cookie_and_keeps_the_token_out_of_urls(app_
     assert TOKEN not in app_client.get("/login").text
     assert app_client.post("/login", data={"token": "nope-nope"}, follow_redirects=False).status_code == 403
     r = app_client.post("/login", data={"token": TOKEN}, follow_redirects=False)
-    assert r.status_code == 303 and r.headers["location"] == "/train"
+    assert r.status_code == 303 and r.headers["location"] == "/teach"
     cookie = r.headers["set-cookie"].lower()
     assert "httponly" in cookie and "samesite=strict" in cookie and TOKEN.lower() not in cookie
     session = r.cookies["pp_instructor"]

@@ -105,7 +105,7 @@ def test_the_report_page_and_each_phones_own_score(browser, report_server, make_
 
         # the teacher's report page
         page.goto(f"/login#token={TOKEN}")
-        page.wait_for_url(re.compile(r"/train"))
+        page.wait_for_url(re.compile(r"/teach"))
         page.goto("/report")  # without a code: the classes to choose from
         page.click(f"#r-sessions a[href='/report?code={code}']")
         page.wait_for_selector("#r-students tbody tr")

@@ -28,7 +28,7 @@ def class_server(class_app, tmp_path_factory):
 def teacher_at(page, code: str, token: str = TOKEN) -> None:
     """The teacher's page of session `code`, logged in with the instructor token."""
     page.goto(f"/login#token={token}")
-    page.wait_for_url(re.compile(r"/train"))
+    page.wait_for_url(re.compile(r"/teach"))
     page.goto(f"/class?code={code}")
 
 
@@ -52,7 +52,7 @@ def test_three_students_follow_the_teacher_through_an_nsp_item_and_its_reveal(br
     try:
         teacher, trec = new(1280, 720)
         teacher.goto(f"/login#token={TOKEN}")
-        teacher.wait_for_url(re.compile(r"/train"))
+        teacher.wait_for_url(re.compile(r"/teach"))
         teacher.goto("/class")
         teacher.click("#c-create")
         teacher.wait_for_function("() => document.querySelector('#c-code').textContent.length === 7")
@@ -127,7 +127,7 @@ def test_a_local_only_server_says_students_cannot_reach_it(browser, app_server, 
         context, page, rec = make_page(browser, url, 1280, 720)
         try:
             page.goto(f"/login#token={TOKEN}")
-            page.wait_for_url(re.compile(r"/train"))
+            page.wait_for_url(re.compile(r"/teach"))
             page.goto("/class")
             page.wait_for_selector("#c-start:not([hidden])")
             assert "--host 0.0.0.0" in page.text_content("#c-reach")

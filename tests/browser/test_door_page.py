@@ -27,7 +27,7 @@ def test_a_student_behind_a_guesser_gets_in_when_the_teacher_opens_the_door(brow
     phone_ctx, phone, prec = make_page(browser, door_server, 390, 844)
     try:
         teacher.goto(f"/login#token={TOKEN}")
-        teacher.wait_for_url(re.compile(r"/train"))
+        teacher.wait_for_url(re.compile(r"/teach"))
         teacher.goto("/class")
         teacher.click("#c-create")
         teacher.wait_for_function("() => document.querySelector('#c-code').textContent.length === 7")

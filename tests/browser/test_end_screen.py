@@ -46,7 +46,7 @@ def test_the_projector_ends_with_the_score_against_bert_and_the_top_of_the_class
     context, page, rec = make_page(browser, base, 1280, 720)
     try:
         page.goto(f"/login#token={TOKEN}")
-        page.wait_for_url(re.compile(r"/train"))
+        page.wait_for_url(re.compile(r"/teach"))
         page.goto(f"/class?code={code}&projector=1")
         page.wait_for_selector(".c-end-score")
         text = page.inner_text("#c-item")

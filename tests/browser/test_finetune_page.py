@@ -88,7 +88,7 @@ def test_the_hand_off_names_a_single_label_and_estimates_the_time_before_start(b
     """Issue 32: labels with one class only are named before Start (Start waits), and a time estimate shows."""
     ctx, page, rec = make_page(browser, ft_server, 390, 844)
     page.goto(f"/login#token={TOKEN}")
-    page.wait_for_url(re.compile(r"/train"))
+    page.wait_for_url(re.compile(r"/teach"))
     page.goto("/finetune")
     page.wait_for_selector("#ft-start:not([hidden])")
     page.wait_for_function("() => /minute/.test(document.querySelector('#ft-estimate').textContent)",
@@ -128,7 +128,7 @@ def percents(text: str) -> list[float]:
 def test_instructor_starts_students_watch_and_the_numbers_are_the_apis(browser, ft_server, tmp_path, make_page):
     teacher_ctx, teacher, t_rec = make_page(browser, ft_server)
     teacher.goto(f"/login#token={TOKEN}")
-    teacher.wait_for_url(re.compile(r"/train"))
+    teacher.wait_for_url(re.compile(r"/teach"))
     teacher.goto("/finetune")
     teacher.wait_for_selector("#ft-start:not([hidden])")
     teacher.select_option("#ft-task", "")
@@ -183,7 +183,7 @@ def open_hand_off(page, code: str = "RDT42") -> None:
     page.route(f"**/api/sessions/{code}/labels.jsonl",
                lambda route: route.fulfill(status=200, body=CLASS_LABELS, content_type="application/x-ndjson"))
     page.goto(f"/login#token={TOKEN}")
-    page.wait_for_url(re.compile(r"/train"))
+    page.wait_for_url(re.compile(r"/teach"))
     page.goto(f"/finetune?class={code}")
     page.wait_for_selector("#ft-readout-box:not([hidden])")
 

@@ -67,7 +67,7 @@ def test_before_start_the_hand_off_says_minutes_and_the_step_time(browser, ft_se
 def test_a_running_fine_tune_says_how_long_is_left(browser, ft_server, make_page, shots, tmp_path):
     ctx, page, rec = make_page(browser, ft_server, 1280, 720)
     page.goto(f"/login#token={TOKEN}")
-    page.wait_for_url(re.compile(r"/train"))
+    page.wait_for_url(re.compile(r"/teach"))
     page.goto("/finetune")
     page.wait_for_selector("#ft-start:not([hidden])")
     page.select_option("#ft-task", "")

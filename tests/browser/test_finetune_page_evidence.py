@@ -84,7 +84,7 @@ def class_of_six(base: str) -> str:
 def teacher(browser, base, make_page, width=1280, height=720):
     context, page, rec = make_page(browser, base, width, height)
     page.goto(f"/login#token={TOKEN}")
-    page.wait_for_url(re.compile(r"/train"))
+    page.wait_for_url(re.compile(r"/teach"))
     return context, page, rec
 
 

@@ -80,7 +80,7 @@ class Room:
         page.on("dialog", lambda d: d.accept())
         if login:
             page.goto(f"/login#token={TOKEN}")
-            page.wait_for_url(re.compile(r"/train"))
+            page.wait_for_url(re.compile(r"/teach"))
         return page
 
     def phone(self):

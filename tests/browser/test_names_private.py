@@ -91,7 +91,7 @@ def test_no_nickname_beside_a_score_once_the_leaderboard_is_off_the_end_included
         phone.click("#j-go")
         phone.wait_for_selector("#j-class:not([hidden])")
         pr.goto(f"/login#token={TOKEN}")
-        pr.wait_for_url(re.compile(r"/train"))
+        pr.wait_for_url(re.compile(r"/teach"))
         pr.goto(f"/class?code={code}&projector=1")
         for item in items:  # everyone answers and the teacher reveals: every student has a score
             put(base, code, page="nsp", item=item)

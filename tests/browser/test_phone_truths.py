@@ -124,7 +124,7 @@ def test_a_late_tap_a_pause_an_end_and_a_lost_connection_on_a_phone(browser, tru
                           headers={"Authorization": f"Bearer {TOKEN}"}).json()["code"]
         put(base, code, page="nsp")
         teacher.goto(f"{base}/login#token={TOKEN}")
-        teacher.wait_for_url(re.compile(r"/train"))
+        teacher.wait_for_url(re.compile(r"/teach"))
         teacher.goto(f"{base}/class?code={code}")
         phone.goto(f"{base}/join?code={code}")
         phone.fill("#j-name", "Ben")

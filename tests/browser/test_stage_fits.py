@@ -117,7 +117,7 @@ def logged_in(browser, base: str):
     """(context, page, recorder) of an instructor's browser at 1280x720."""
     context, page, rec = new_page(browser, base, 1280, 720)
     page.goto(f"/login#token={TOKEN}")
-    page.wait_for_url(re.compile(r"/train"))
+    page.wait_for_url(re.compile(r"/teach"))
     return context, page, rec
 
 

@@ -149,7 +149,7 @@ def projector(browser, base: str, code: str):
     """(context, page, recorder): the instructor's browser with the class on the projector."""
     context, page, rec = new_page(browser, base, *SIZES[0])
     page.goto(f"/login#token={TOKEN}")
-    page.wait_for_url(re.compile(r"/train"))
+    page.wait_for_url(re.compile(r"/teach"))
     page.goto(f"/class?code={code}&projector=1")
     page.wait_for_function("() => { const q = document.querySelector('#c-qr img.qr'); return q && q.complete; }")
     return context, page, rec

@@ -38,8 +38,9 @@ def finished_run(browser, train_server, tiny_corpus, make_page):
     text += "\n<b>bold?</b> [MASK] [CLS] <img src=x onerror=alert(1)>\n"
     teacher_ctx, teacher, t_rec = make_page(browser, train_server, 1280, 720)  # a projector
     teacher.goto(f"/login#token={TOKEN}")
-    teacher.wait_for_url(re.compile(r"/train"))
+    teacher.wait_for_url(re.compile(r"/teach"))
     assert TOKEN not in teacher.url
+    teacher.goto("/train")
     teacher.wait_for_selector("#t-start:not([hidden])")
     teacher.check("input[name=t-source][value=paste]")
     teacher.fill("#t-text", text)
