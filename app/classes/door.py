@@ -10,8 +10,19 @@ lets the door in (PUT .../state {"let_in_door": true}: each nickname becomes a l
 `admit` makes it), and the student's page, which tries again by itself, gets in with the next try.
 
 The knock is written after the answer, on a writer thread of its own, so a right code and a wrong
-one take the same time to answer (both read the session once). The door keeps the newest DOOR_MAX
-nicknames, each once (case-folded as nicknames are).
+one take the same time to answer (both read the session once).
+
+A flood of knocks cannot crowd a classmate out (the rule, app/classes/letin.py's numbers): a name
+already waiting stays, and its page's next knock (it tries again every few seconds) keeps it there;
+nobody waiting is ever pushed off by a newer knock. One address lists at most DOOR_PER_ADDRESS = 8
+names and the door DOOR_MAX = 60 in all; a new name past either is counted (the teacher sees how
+many knocked: `door_knocked`) but not listed. A name whose page stopped knocking for DOOR_STALE_S =
+90 s leaves, freeing its place. So a made-up-name flood from the class's own address fills at most
+that address's 8 places and never removes a classmate who knocked first; a flood from another
+address cannot touch them at all; filling the whole door takes 8 addresses that have all spent
+their code guesses. A classmate who arrives after a same-address flood filled its 8 places waits
+until the flood's names go stale; the teacher can always type any name under Let in. "Let them in"
+admits the oldest waiting names, no more than the room's free places (letin.let_in).
 
 The guesser's odds: 23**6 = 148,035,889 codes. Its address gets CODE_BURST wrong codes at once,
 then one every CODE_EVERY_S (20 a minute), and all addresses together CODE_GLOBAL_BURST, then one
@@ -25,12 +36,14 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 
 from ..errors import ApiError
+import time
+
+from . import letin
 from .codes import clean_nickname
 from .db import Database
 from .service import find
 
 log = logging.getLogger("app")
-DOOR_MAX = 30
 _writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="class-door")
 
 
@@ -46,32 +59,30 @@ def is_live(db: Database, code: str) -> bool:
 def admitted(db: Database, code: str, nickname: str) -> bool:
     """Has the teacher let this nickname in? False for a wrong code or a nickname that cannot be one."""
     try:
-        _, key = clean_nickname(nickname)
+        name, key = clean_nickname(nickname)
         with db.reading() as s:
-            return key in (find(s, code).plan or {}).get("admit", [])
+            return letin.is_admitted(find(s, code).plan or {}, name, key)
     except ApiError:
         return False
 
 
-def knock(db: Database, code: str, nickname: str) -> None:
+def knock(db: Database, code: str, nickname: str, address: str) -> None:
     """Put the nickname at the door of a live session, after the answer (a thread of its own)."""
-    _writer.submit(_knock, db, code, nickname)
+    _writer.submit(_knock, db, code, nickname, address, time.time())
 
 
-def _knock(db: Database, code: str, nickname: str) -> None:
+def _knock(db: Database, code: str, nickname: str, address: str, at: float) -> None:
     try:
         name, key = clean_nickname(nickname)
         with db.writing() as s:
             row = find(s, code)
-            door = [n for n in (row.plan or {}).get("door", []) if clean_nickname(n)[1] != key]
-            if door + [name] != (row.plan or {}).get("door", []):
-                row.plan = {**(row.plan or {}), "door": [*door, name][-DOOR_MAX:]}
-                row.version += 1
+            plan = letin.knocked(row.plan or {}, name, key, address, at)
+            if plan is not None:
+                row.plan, row.version = plan, row.version + 1
     except ApiError:
         pass  # not a nickname, a session gone: nothing waits
     except Exception:  # noqa: BLE001 - a knock lost is a student who tries again, never a crash
         log.exception("class door: a knock was not written")
-
 
 
 def settled(timeout: float = 10.0) -> None:

@@ -19,6 +19,7 @@ from fastapi.sse import EventSourceResponse, ServerSentEvent
 
 from .. import auth, deps
 from ..errors import ApiError
+from ..limits import client_address
 from ..schemas import ErrorBody
 from . import door, guard, projector, rejoin, report, room, service, views
 from ..lessons import checks as lesson_checks, store as lesson_store
@@ -127,7 +128,7 @@ def join(code: CodePath, req: JoinRequest, request: Request, response: Response,
     if refused is not None:  # the same answer for a right code and a wrong one, unless let in (door.py)
         if req.rejoin or not door.admitted(c.db, code, req.nickname):
             if not req.rejoin and door.is_live(c.db, code):
-                door.knock(c.db, code, req.nickname)
+                door.knock(c.db, code, req.nickname, client_address(request))
             raise refused
         person, value = service.join(c.db, code, req.nickname, secret(request, code))
     elif req.rejoin:  # another browser takes its nickname back with the rejoin code (app/classes/rejoin.py)

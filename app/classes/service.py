@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import random
 import secrets
+import time
 from datetime import datetime, timedelta, timezone
 
 from sqlalchemy import delete, func, select
@@ -19,7 +20,7 @@ from ..errors import ApiError
 from ..registry import Registry
 from ..concepts import bank as concept_bank
 from ..inputs import quiz_bank
-from . import activities, embargo
+from . import activities, embargo, letin
 from ..lessons import presenter
 from .codes import clean_nickname, display_code, new_code, normalize_code
 from .db import Database
@@ -29,7 +30,6 @@ from ..schemas.classes import AnswerRequest, CreateSession, NewItem, StateChange
 MAX_PARTICIPANTS = 1000  # the most places a teacher may give a session
 MAX_ITEMS = 200  # stored items (Be-the-BERT sentences, lines to label) per session
 LEADERS = 10
-ADMIT_MAX = 20  # nicknames the teacher let in that have not joined yet
 
 
 def utcnow() -> datetime:
@@ -148,12 +148,6 @@ def create(db: Database, registry: Registry, req: CreateSession, default_hours: 
     raise ApiError("could not draw a free join code; try again", None, status=503)
 
 
-def _admitted(db: Database, code: str, key: str) -> bool:
-    """Has the teacher let this nickname in (PUT .../state {"admit"})? A read, before any write."""
-    with db.reading() as s:
-        return key in (find(s, code).plan or {}).get("admit", [])
-
-
 def join(db: Database, code: str, nickname: str, secret: str | None, budget=None) -> tuple[Participant, str]:
     """(the participant, its cookie secret). The same browser (its cookie) gets its participant back.
     A new nickname needs a free place (removed nicknames free theirs), a room the teacher has not
@@ -164,8 +158,9 @@ def join(db: Database, code: str, nickname: str, secret: str | None, budget=None
         try:  # a browser without this session's cookie can only add a nickname: refused before any write
             budget.check()
         except ApiError:
-            if not _admitted(db, code, key):
-                raise
+            with db.reading() as s:  # a let-in nickname (PUT .../state {"admit"}) needs no budget
+                if not letin.is_admitted(find(s, code).plan or {}, name, key):
+                    raise
             budget = None
     try:
         with db.writing() as s:
@@ -175,21 +170,17 @@ def join(db: Database, code: str, nickname: str, secret: str | None, budget=None
             found = me(s, row, secret)
             if found is not None:
                 return found, secret
-            admit = list((row.plan or {}).get("admit", []))
-            if key in admit:
-                row.plan = {**row.plan, "admit": [k for k in admit if k != key]}
-                row.version += 1
-            else:
-                if row.joins_locked:
-                    raise ApiError("the teacher has closed this class to new students; ask them to let you in "
-                                   "(they type your nickname under Let in)", "code", status=409)
-                joined = s.scalar(select(func.count()).select_from(Participant)
-                                  .where(Participant.session_id == row.id, Participant.removed.is_(False)))
-                if joined >= row.max_participants:
-                    raise ApiError(f"this class session is full ({row.max_participants} students); the teacher can "
-                                   "remove nicknames, make room, or let you in by nickname", "code", status=409)
-                if budget is not None:
-                    budget.take()
+            taken, plan = letin.claim(row.plan or {}, name, key)  # 409 for a look-alike of a let-in name
+            if taken is not None:
+                row.plan, row.version = plan, row.version + 1
+            if taken is None and row.joins_locked:
+                raise ApiError("the teacher has closed this class to new students; ask them to let you in "
+                               "(they type your nickname under Let in)", "code", status=409)
+            if (taken is None or taken.get("door")) and letin.joined(s, row) >= row.max_participants:
+                raise ApiError(f"this class session is full ({row.max_participants} students); the teacher can "
+                               "remove nicknames, make room, or let you in by nickname", "code", status=409)
+            if taken is None and budget is not None:
+                budget.take()
             secret = secrets.token_urlsafe(24)
             person = Participant(session_id=row.id, nickname=name, nickname_key=key, secret_hash=secret_hash(secret),
                                  joined_at=utcnow())
@@ -342,10 +333,9 @@ def change(db: Database, registry: Registry, code: str, req: StateChange) -> Non
         if req.models_on_phones is not None:  # the phones download the device copies (lib/compute.js)
             plan["models_on_phones"] = req.models_on_phones
         if req.admit is not None:  # a late student let in by nickname (past the lock, the places, the budget)
-            _, key = clean_nickname(req.admit, "admit")
-            plan["admit"] = [*[k for k in plan.get("admit", []) if k != key], key][-ADMIT_MAX:]
-        if req.let_in_door:  # everyone who knocked past a guesser on their address (app/classes/door.py)
-            plan = let_in(plan, ADMIT_MAX)
+            plan = letin.admit(plan, *clean_nickname(req.admit, "admit"))
+        if req.let_in_door:  # who knocked past a guesser on their address, as far as the places go (letin.py)
+            plan = letin.let_in(plan, letin.joined(s, row), row.max_participants, time.time())
         if req.ended is not None:
             row.ended_at = utcnow() if req.ended else None
             if req.ended:
@@ -353,13 +343,6 @@ def change(db: Database, registry: Registry, code: str, req: StateChange) -> Non
         row.plan = plan
         row.version += 1
     embargo.forget()  # a reveal (or an end) releases its keys to the self-study routes at once
-
-
-def let_in(plan: dict, admit_max: int) -> dict:
-    """The plan with everyone at the door let in (as `admit` lets in one nickname) and the door empty."""
-    keys = [clean_nickname(n)[1] for n in plan.get("door", [])]
-    admit = [k for k in plan.get("admit", []) if k not in keys] + keys
-    return {**plan, "admit": admit[-admit_max:], "door": []}
 
 
 def remove(db: Database, code: str, participant_id: int) -> None:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import csv
 import io
 import json
+import time
 from collections import defaultdict
 
 from sqlalchemy import select
 
 from ..errors import ApiError
 from ..registry import Registry
-from . import activities, room
+from . import activities, letin, room
 from ..lessons import presenter
 from .cells import neutral
 from .codes import display_code
@@ -79,8 +80,7 @@ def state(db: Database, registry: Registry, code: str, secret: str | None, instr
         out["items"] = {act: [{"item": k, "title": title(ctx, act, k), "phase": phase_name(row.plan, act, k)}
                               for k in ctx.keys(act)] for act in activities.ACTIVITIES}
         out["silent"] = silent_count
-        out["admitted"] = list((row.plan or {}).get("admit", []))
-        out["door"] = list((row.plan or {}).get("door", []))
+        out.update(letin.view(row.plan or {}, time.time()))  # who is let in, who waits at the door
     if row.leaderboard:
         ranked = sorted(people, key=lambda p: (-scores.get(p.id, 0), p.id))[:LEADERS]
         out["leaders"] = [{"nickname": p.nickname, "score": scores.get(p.id, 0)} for p in ranked]

@@ -82,10 +82,10 @@ class StateChange(Strict):
         "true: the item takes answers again, its truth and pooled answers hidden again (the teacher's explicit choice)."))
     admit: str | None = Field(None, max_length=100, description=(
         "Let a late student in by nickname: their next join with it passes the closed room, the places and "
-        "the address's join budget (once)."))
+        "the address's join budget (once), spelt as here: a look-alike spelling is refused (409 naming nickname)."))
     let_in_door: bool | None = Field(None, description=(
-        "true: let in every nickname at the door (joins with the right code from an address that sent many wrong "
-        "ones: app/classes/door.py), each as `admit` lets one in."))
+        "true: let in the nicknames at the door (joins with the right code from an address that sent many wrong "
+        "ones: app/classes/door.py), oldest first, as many as the room has free places."))
     leaderboard: bool | None = Field(None, description="Show nicknames with scores to everyone.")
     ended: bool | None = Field(None, description="End the session: no more joins or answers.")
     room_locked: bool | None = Field(None, description=(
@@ -164,6 +164,8 @@ class SessionState(BaseModel):
     admitted: list[str] | None = Field(None, description="Instructor: nicknames let in that have not joined yet.")
     door: list[str] | None = Field(None, description=(
         "Instructor: nicknames that knocked with the right code from an address whose code guesses are spent, oldest first."))
+    door_knocked: int | None = Field(None, description=(
+        "Instructor: how many names knocked at the door, listed or not (app/classes/door.py: its rule and numbers)."))
     leaders: list[dict] | None = Field(None, description="With the leaderboard on: the top scores.")
     lesson: dict | None = Field(None, description=(
         "A lesson's session: its title, its stages' kinds and titles (the teacher's notes for the instructor), "

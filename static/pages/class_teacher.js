@@ -137,8 +137,7 @@ function show(s) {
   $("#c-remove-silent").textContent = "Remove the silent (" + silent + ")";
   const door = s.door || [];
   $("#c-door").hidden = !door.length;
-  $("#c-door-names").textContent = door.length ? "At the door (someone on their network sent many wrong codes, so " +
-    "they cannot join by themselves): " + door.join(", ") : "";
+  doorNames(door, (s.door_knocked || 0) - door.length);
   $("#c-door-in").textContent = "Let them in (" + door.length + ")";
   $("#c-admit").title = "Let a late student in by nickname" + ((s.admitted || []).length ? " (waiting: " + s.admitted.join(", ") + ")" : "");
   $("#c-board").setAttribute("aria-pressed", String(s.leaderboard));
@@ -259,6 +258,28 @@ function reopen() {
   if (!state || !state.current || (!state.revealed && !state.locked)) return;
   if (confirm("Reopen this item? Students can answer it again" + (state.revealed ? " (its answer is hidden again; " +
     "the class has seen it already)" : "") + ".")) put({ reopen: true });
+}
+
+// Each name at the door is a button that lets that one in (a flood's made-up names stay out);
+// rebuilt only when the list changes, so a refresh never takes the button from under a finger.
+function doorNames(door, more) {
+  const box = $("#c-door-names");
+  const key = JSON.stringify([door, more]);
+  if (box.dataset.key === key) return;
+  box.dataset.key = key;
+  box.replaceChildren();
+  if (!door.length) return;
+  box.append("At the door (someone on their network sent many wrong codes, so they cannot join by themselves" +
+    (more > 0 ? "; " + more + " more knocked and are not listed" : "") + "), tap a name to let that one in: ");
+  for (const name of door) {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.className = "btn";
+    b.textContent = name;
+    b.setAttribute("aria-label", "Let " + name + " in");
+    b.addEventListener("click", () => put({ admit: name }));
+    box.append(b, " ");
+  }
 }
 
 function admit() {

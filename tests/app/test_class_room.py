@@ -136,7 +136,7 @@ def test_the_upgrade_frees_the_nicknames_removed_before_it(tmp_path, monkeypatch
     db.close()
     monkeypatch.undo()
     db = Database(url)
-    assert db.migrate() == dbmod.LATEST == 5
+    assert db.migrate() == dbmod.LATEST == 6
     with db.reading() as s:
         keys = dict(s.execute(text("SELECT nickname, nickname_key FROM class_participants")).all())
     assert keys == {"ana": "<removed 1>", "ben": "ben"}

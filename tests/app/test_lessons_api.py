@@ -130,7 +130,7 @@ def test_an_older_database_gains_the_lessons_table_and_keeps_its_sessions(tmp_pa
         conn.execute(text("INSERT INTO class_sessions (code, created_at, expires_at, plan, page, locked, revealed, "
                           "leaderboard, version, max_participants, joins_locked) VALUES ('ABCDEF', '2026-01-01', "
                           "'2099-01-01', '{}', 'lobby', 0, 0, 0, 1, 60, 0)"))
-    assert db.migrate() == dbmod.LATEST == 5
+    assert db.migrate() == dbmod.LATEST == 6
     assert store.listing(db)[-1]["shipped"]  # the table is there (and empty)
     with db.engine.begin() as conn:
         assert conn.execute(text("SELECT code FROM class_sessions")).scalar() == "ABCDEF"
