@@ -51,3 +51,31 @@ def test_postgresql_upgrade_adds_the_lessons_table_and_keeps_a_lesson_whole(post
     store.remove(db, lesson_id)
     assert all(x["id"] != lesson_id for x in store.listing(db))
     db.close()
+
+
+@pytest.mark.slow
+def test_postgresql_upgrade_gives_stored_nicknames_their_look_alike_keys(postgres_url, tmp_path):
+    """Schema 6's step (issue 53 must 4) on PostgreSQL: keys recomputed, a collision kept with "<id>",
+    a removed one's key kept, a let-in list of bare keys turned into entries."""
+    db = Database(database_url(postgres_url, tmp_path))
+    db.migrate()
+    with db.engine.begin() as conn:
+        sid = conn.execute(text("INSERT INTO class_sessions (code, created_at, expires_at, plan, page, locked, revealed, "
+                                "leaderboard, version, max_participants, joins_locked) VALUES ('PGUP6X', now(), now(), "
+                                "CAST('{\"admit\": [\"late lou\"]}' AS JSON), 'lobby', false, false, false, 1, 60, false) "
+                                "RETURNING id")).scalar()
+        ids = [conn.execute(text("INSERT INTO class_participants (session_id, nickname, nickname_key, secret_hash, "
+                                 "joined_at, removed) VALUES (:s, :n, :k, :h, now(), :r) RETURNING id"),
+                            {"s": sid, "n": n, "k": k, "h": f"h{n}", "r": r}).scalar()
+               for n, k, r in (("Ana", "ana-old", True), ("Zoe", "zoe", False), ("Z0E", "z0e", False))]
+        conn.execute(text("UPDATE class_participants SET nickname_key = '<removed ' || CAST(id AS VARCHAR(20)) || '>' "
+                          "WHERE id = :i"), {"i": ids[0]})
+        dbmod.lookalike_keys(conn)
+        keys = dict(conn.execute(text("SELECT id, nickname_key FROM class_participants WHERE session_id = :s"),
+                                 {"s": sid}).all())
+        plan = conn.execute(text("SELECT plan FROM class_sessions WHERE id = :s"), {"s": sid}).scalar()
+        conn.execute(text("DELETE FROM class_participants WHERE session_id = :s"), {"s": sid})
+        conn.execute(text("DELETE FROM class_sessions WHERE id = :s"), {"s": sid})
+    assert keys == {ids[0]: f"<removed {ids[0]}>", ids[1]: "zoe", ids[2]: f"zoe<{ids[2]}>"}
+    assert plan["admit"] == [{"name": "late lou", "key": "late lou", "any": True}]
+    db.close()
