@@ -129,7 +129,9 @@ export function valueText(slider, text) {
   if (slider) slider.setAttribute("aria-valuetext", text);
 }
 
-/* Module scripts run once the document is parsed: the page is there. */
+/* Module scripts run once the document is parsed: the page is there. embed=1: the page is a class's
+   applet stage inside the class page's frame (lib/class_applet.js): no site header, navigation or footer. */
+document.documentElement.classList.toggle("embedded", new URLSearchParams(location.search).get("embed") === "1");
 applyProjector(isProjector());
 applyHide();
 controlsFirst();
