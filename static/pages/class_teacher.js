@@ -150,7 +150,9 @@ function show(s) {
   if (document.activeElement !== $("#c-places")) $("#c-places").value = s.max_participants;
   const cur = s.current;
   const where = cur ? (cur.activity === "label" ? (cur.lines || []).length + " lines at once" : "item " + cur.number + " of " + cur.of) : "";
-  $("#c-where").textContent = s.page_name + (where ? ": " + where : "") +
+  const stageNo = s.lesson && s.lesson.stage !== null && s.lesson.stage !== undefined
+    ? "Stage " + (s.lesson.stage + 1) + " of " + s.lesson.of + " · " : ""; // a lesson says where in it the class is
+  $("#c-where").textContent = stageNo + s.page_name + (where ? ": " + where : "") +
     (s.paused ? " · paused" : "") + (s.locked ? " · locked" : "") + (s.revealed ? " · revealed" : "") + (s.ended ? " · ended" : "");
   $("#c-item-h").textContent = cur ? s.page_name + (cur.activity === "label" ? "" : " · item " + cur.number + " of " + cur.of) : s.page_name;
   drawStages($("#c-stages"), $("#c-notes"), s, put);
