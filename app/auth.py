@@ -126,7 +126,7 @@ class Sessions:
             try:
                 self.memory = {k: float(v) for k, v in json.loads(self.path.read_text()).items()}
                 self.seen = (st.st_mtime_ns, st.st_size)
-            except (OSError, ValueError, AttributeError):
+            except (OSError, ValueError, AttributeError, TypeError):  # not {value hash: expiry}: no logins kept
                 pass
         return self.memory
 

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from ..errors import ApiError
 from ..jobs.kernel import Jobs
+from ..schemas.finetunes import FinetuneSummary
 from . import events as ev
 from .plan import job_plan
 from .step_times import StepTimes
@@ -43,6 +44,7 @@ class FinetuneManager(Jobs):
     ENDINGS, FINISHED, LANDED = ("summary", "error"), "summary", "classifier"
     BUSY, DELETE_ONE = "the training slot is busy", "delete one first"
     WORDS = {"process": "fine-tune process", "stopped": INTERRUPTED, "orphaned": ORPHANED}
+    SCHEMA = FinetuneSummary  # a stored job.json must fit what GET /api/finetunes promises (else set aside)
 
     def __init__(self, settings, registry, runs):
         super().__init__(settings, registry, Path(settings.data_dir) / "finetunes")
@@ -56,6 +58,12 @@ class FinetuneManager(Jobs):
     # ---- the spec --------------------------------------------------------------------------------
     new_state = staticmethod(ev.new_state)
     fold_event = staticmethod(ev.fold_one)
+
+    def problem(self, record, folder: Path) -> str | None:
+        wrong = super().problem(record, folder)
+        if wrong is None and not isinstance(record["settings"].get("task_label"), str):  # its name everywhere
+            return "settings.task_label: Input should be a valid string"
+        return wrong
 
     def label(self, job: dict) -> str:
         return f"fine-tune on {job['settings']['task_label']}"
@@ -105,7 +113,7 @@ class FinetuneManager(Jobs):
     def get(self, job_id: str) -> dict:
         if self.ID.match(job_id):
             try:
-                return self._read_record(job_id)
+                return self._read(self.folder(job_id), False)
             except (OSError, ValueError):
                 pass
         raise ApiError(f"no fine-tune called {job_id!r} (GET /api/finetunes lists them)", "finetune_id", status=404)

@@ -73,7 +73,7 @@ class StepTimes:
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
             self.entries = self.entries | {k: v for k, v in data.items() if isinstance(v, dict)}
-        except (OSError, ValueError):
+        except (OSError, ValueError, AttributeError):  # not an object of entries: none kept, as if new
             pass
         self.read_at = mtime
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import json
 import logging
 import os
 import re
@@ -25,6 +26,7 @@ import time
 from pathlib import Path
 
 from anyio import to_thread
+from pydantic import ValidationError
 
 from ..errors import ApiError
 from .eventlog import EventLog
@@ -70,7 +72,8 @@ class Jobs(Lifecycle):
         self.stopping = threading.Event()  # server shutdown: streams end, jobs cut short are "interrupted"
         self.slot_users: list = []  # callables: who else holds the training slot ({id, name} or None)
         self._logs: dict[str, EventLog] = {}
-        self.problem: str | None = None  # why jobs cannot be stored (data folder not writable)
+        self.storage: str | None = None  # why jobs cannot be stored (data folder not writable)
+        self.unfit: set[Path] = set()  # records that do not fit and could not be set aside (logged once)
 
     # ---- the spec --------------------------------------------------------------------------------
     def command(self, job: dict) -> list[str]:
@@ -105,8 +108,8 @@ class Jobs(Lifecycle):
             try:
                 self.settle(clean=True)
             except OSError as e:
-                self.problem = f"the data folder is not writable ({e.strerror})"
-                log.warning("%ss: %s", self.NOUN, self.problem)
+                self.storage = f"the data folder is not writable ({e.strerror})"
+                log.warning("%ss: %s", self.NOUN, self.storage)
         self.sync_registry()
 
     def scan(self) -> None:
@@ -139,7 +142,8 @@ class Jobs(Lifecycle):
             shutil.rmtree(trash, ignore_errors=True)
         for d in self.root.iterdir():
             if self.ID.match(d.name) and d.is_dir():
-                if not (d / self.RECORD).exists() and not trainer_alive(d):
+                set_aside = any(d.glob(f"{self.RECORD}.bad-*"))  # kept for a person to read
+                if not (d / self.RECORD).exists() and not set_aside and not trainer_alive(d):
                     log.warning("removing %s: a %s folder without %s (its start was cut short)", d.name, self.NOUN,
                                 self.RECORD)
                     shutil.rmtree(d, ignore_errors=True)
@@ -189,11 +193,58 @@ class Jobs(Lifecycle):
                     try:
                         jobs.append(self._read(d, shipped))
                     except (OSError, ValueError):
-                        continue  # being created or deleted
-        return sorted(jobs, key=lambda j: j.get("created", 0), reverse=True)
+                        continue  # being created or deleted, or a record set aside (`_checked`)
+        return sorted(jobs, key=lambda j: j["created"], reverse=True)  # a number: `problem` checked it
 
     def _read(self, folder: Path, shipped: bool) -> dict:
-        return self._read_record(folder.name)
+        return {**self._checked(folder), **self.unsaved.get(folder.name, {})}
+
+    # ---- records that do not fit -----------------------------------------------------------------
+    SCHEMA = None  # the pydantic model a stored record must fit: the API's own summary of it
+
+    def problem(self, record, folder: Path) -> str | None:
+        """What is wrong with a stored record, in words, or None when it fits: a JSON object whose id
+        is its folder's name and that fits SCHEMA strictly (a "created" of "x" or null is not a time;
+        lax coercion would pass "5" and leave a string for the sort)."""
+        if not isinstance(record, dict):
+            return f"not a JSON object but {type(record).__name__}"
+        if record.get("id") != folder.name:
+            return f"its id {record.get('id')!r} is not its folder's name"
+        if self.SCHEMA is not None:
+            try:
+                self.SCHEMA.model_validate(record, strict=True)
+            except ValidationError as e:
+                first = e.errors()[0]
+                return f"{'.'.join(str(k) for k in first['loc']) or 'record'}: {first['msg']}"
+        return None
+
+    def _checked(self, folder: Path) -> dict:
+        """The folder's record, checked on every load: one that does not fit is set aside (renamed
+        to <RECORD>.bad-<time>, kept for a person to read) with one log line, and the job is then
+        not there (ValueError), so one bad file never stops the server or a listing (issue 53)."""
+        path = folder / self.RECORD
+        raw = path.read_bytes()  # OSError: not there (being created or deleted)
+        try:
+            record = json.loads(raw)
+            wrong = self.problem(record, folder)
+        except (ValueError, RecursionError) as e:
+            wrong = f"not JSON ({str(e)[:80]})"
+        if wrong is None:
+            return record
+        self._set_aside(path, wrong)
+        raise ValueError(wrong)
+
+    def _set_aside(self, path: Path, wrong: str) -> None:
+        aside = path.with_name(f"{path.name}.bad-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}")
+        try:
+            path.rename(aside)
+            log.warning("%s set aside as %s: %s", path, aside.name, wrong)
+        except FileNotFoundError:  # another worker set it aside first (and said so)
+            pass
+        except OSError as e:  # a read-only folder (shipped runs): said once, then skipped on every read
+            if path not in self.unfit:
+                self.unfit.add(path)
+                log.warning("%s does not fit and cannot be set aside (%s): %s; skipped", path, e.strerror, wrong)
 
     def active(self) -> dict | None:
         return next((j for j in self.list() if j["status"] in ACTIVE), None)
@@ -205,8 +256,8 @@ class Jobs(Lifecycle):
 
     def storage_problem(self) -> str | None:
         """What stops jobs from being stored, for /api/health and the listings (no server paths)."""
-        if self.problem:
-            return self.problem
+        if self.storage:
+            return self.storage
         if self.unsaved or (self.root.is_dir() and low_space(self.data_dir)):
             return DISK_FULL
         return None

@@ -31,7 +31,7 @@ from pathlib import Path
 from ..contract import EXAMPLES_FILE, PROGRESS_FILE, examples_from_corpus
 from ..errors import ApiError
 from ..jobs.kernel import Jobs
-from ..jobs.store import read_json
+from ..schemas.runs import RunSummary
 from .events import on_event
 from .rules import TEST_PRESETS, check_corpus, clean_name, test_presets, training_presets
 
@@ -49,6 +49,7 @@ class RunManager(Jobs):
     FINISHED, LANDED = "finished", "snapshot"
     BUSY, DELETE_ONE = "a run is already training", "delete a run first"
     WORDS = {"process": "training process", "stopped": STOPPED, "orphaned": ORPHANED}
+    SCHEMA = RunSummary  # a stored run.json must fit what GET /api/runs promises (else it is set aside)
 
     def __init__(self, settings, registry):
         super().__init__(settings, registry, Path(settings.data_dir) / "runs")
@@ -108,7 +109,7 @@ class RunManager(Jobs):
         return shipped if not own.is_dir() and shipped.is_dir() else own
 
     def _read(self, folder: Path, shipped: bool) -> dict:
-        return {**read_json(folder / "run.json"), **self.unsaved.get(folder.name, {}), "shipped": shipped}
+        return {**super()._read(folder, shipped), "shipped": shipped}
 
     def get(self, run_id: str) -> dict:
         if self.ID.match(run_id):
