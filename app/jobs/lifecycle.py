@@ -61,9 +61,6 @@ class Lifecycle:
             return None
 
     # ---- the record ------------------------------------------------------------------------------
-    def _read_record(self, job_id: str) -> dict:
-        return {**read_json(self.folder(job_id) / self.RECORD), **self.unsaved.get(job_id, {})}
-
     def _update(self, job_id: str, **fields) -> dict:
         """Merge fields into the record; when the write fails (a full disk) they are kept in memory,
         shown as if stored, and written by a later scan."""
