@@ -34,6 +34,10 @@ async def lesson_body(request: Request) -> dict:
         raise ApiError("the request body is not valid JSON (a lesson file)", None, status=400) from None
 
 
+# (the preview has a path of its own: under /api/lessons/ it would read as a lesson's id)
+ID = (404, 422)  # a lesson id: unknown, or longer than 64 characters
+
+
 @router.get("/api/lessons", response_model=list[LessonEntry], responses=errs(*INSTRUCTOR))
 def listing(_: Instructor, c: ClassesDep):
     """Every lesson this server has (instructor): the shipped ones, then the saved ones, newest first."""
@@ -48,7 +52,7 @@ async def add(request: Request, _: Instructor, c: ClassesDep, registry: deps.Reg
     return {"id": store.add(c.db, lesson)}
 
 
-@router.post("/api/lessons/preview", responses=errs(*BODY, *INSTRUCTOR))
+@router.post("/api/lesson-preview", responses=errs(*BODY, *INSTRUCTOR, 404), openapi_extra=LESSON_BODY)
 async def preview(request: Request, _: Instructor, registry: deps.RegistryDep,
                   model: Annotated[str | None, Query(max_length=64, description="A model set id (its NSP quiz bank).")] = None
                   ) -> dict:
@@ -60,7 +64,7 @@ async def preview(request: Request, _: Instructor, registry: deps.RegistryDep,
     return {"stages": presenter.preview(lesson, registry, model)}
 
 
-@router.get("/api/lessons/{id}", response_model=Lesson, response_model_exclude_none=True, responses=errs(*INSTRUCTOR, 404))
+@router.get("/api/lessons/{id}", response_model=Lesson, response_model_exclude_none=True, responses=errs(*INSTRUCTOR, *ID))
 def read(id: LessonId, _: Instructor, c: ClassesDep,
          download: Annotated[bool, Query(description="true: as a file to keep (Content-Disposition: attachment).")] = False):
     """A lesson's file (instructor)."""
@@ -72,7 +76,7 @@ def read(id: LessonId, _: Instructor, c: ClassesDep,
                     headers={"Content-Disposition": f'attachment; filename="{name}.lesson.json"'})
 
 
-@router.put("/api/lessons/{id}", responses=errs(*BODY, *INSTRUCTOR, 404, 409), openapi_extra=LESSON_BODY)
+@router.put("/api/lessons/{id}", responses=errs(*BODY, *INSTRUCTOR, *ID, 409), openapi_extra=LESSON_BODY)
 async def change(id: LessonId, request: Request, _: Instructor, c: ClassesDep, registry: deps.RegistryDep) -> dict:
     """Replace a saved lesson with a new version of its file (instructor); a shipped one is 409 (copy it)."""
     lesson = checks.read(await lesson_body(request), registry)
@@ -80,7 +84,7 @@ async def change(id: LessonId, request: Request, _: Instructor, c: ClassesDep, r
     return {"id": id}
 
 
-@router.delete("/api/lessons/{id}", status_code=204, responses=errs(*INSTRUCTOR, 404, 409))
+@router.delete("/api/lessons/{id}", status_code=204, responses=errs(*INSTRUCTOR, *ID, 409))
 def delete(id: LessonId, _: Instructor, c: ClassesDep):
     """Delete a saved lesson (instructor). Classes already started from it keep their copy of its stages."""
     store.remove(c.db, id)

@@ -51,7 +51,7 @@ def listing(db: Database) -> list[dict]:
 
 
 def _number(id_: str) -> int:
-    if not id_.isdigit() or len(id_) > 12:
+    if not (id_.isascii() and id_.isdigit()) or len(id_) > 12:  # "²" is a digit to str.isdigit, not to int()
         raise ApiError(f"no lesson has the id {id_[:40]!r}", "id", status=404)
     return int(id_)
 

@@ -1,5 +1,5 @@
 /* A stage as the projector will show it, inside the lesson editor. The server resolves the stage
-   (POST /api/lessons/preview: an NSP draw's pairs, a fill sentence's holes, the concept questions, an
+   (POST /api/lesson-preview: an NSP draw's pairs, a fill sentence's holes, the concept questions, an
    applet's address) exactly as a class session given the lesson will; this module only draws it:
    a class stage's items with the class page's own drawing (lib/classroom.js drawItem, drawLabels) on a
    screen of the projector's size in CSS pixels, shrunk to the frame as a whole, so its proportions are
@@ -91,7 +91,7 @@ export async function previewStage(doc, index, onError) {
   const model = modelId();
   let got;
   try {
-    got = await api("/api/lessons/preview", { body: { title: doc.title || "Preview", stages: [stage] }, model: false, quiet: true,
+    got = await api("/api/lesson-preview", { body: { title: doc.title || "Preview", stages: [stage] }, model: false, quiet: true,
       params: model ? { model } : undefined });
   } catch (err) {
     if (ticket !== asked) return;

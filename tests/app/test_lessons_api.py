@@ -74,6 +74,8 @@ def test_a_lesson_is_changed_and_deleted_and_a_shipped_one_is_not(teacher):
     assert teacher.delete(f"/api/lessons/{lesson_id}").status_code == 204
     gone = teacher.get(f"/api/lessons/{lesson_id}")
     assert gone.status_code == 404 and gone.json()["parameter"] == "id"
+    for odd in ("²", "0x1", "１", "9" * 13):  # digits to str.isdigit, not to int(): a 404, never a 500
+        assert teacher.get(f"/api/lessons/{odd}").status_code == 404
 
 
 @pytest.mark.parametrize("mend, parameter", [
