@@ -156,7 +156,8 @@ def test_a_bad_file_is_refused_by_its_path_and_nothing_is_stored(browser, server
         assert httpx.get(f"{server}/api/lessons", headers=AUTH).json() == before
         # not JSON at all: said so, nothing sent
         page.set_input_files("#l-import", files=[{"name": "notes.txt", "mimeType": "text/plain", "buffer": b"{not json"}])
-        page.wait_for_function("() => document.querySelector('#l-import-error').textContent.includes('not JSON')")
+        page.wait_for_function("() => { const n = document.querySelector('#l-import-error');"  # redrawn: absent a moment
+                               " return !!n && n.textContent.includes('not JSON'); }")
         # the mended file is imported and listed
         page.set_input_files("#l-import", files=[{"name": "good.lesson.json", "mimeType": "application/json",
                                                    "buffer": json.dumps(shipped_file()).encode()}])
