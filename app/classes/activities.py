@@ -76,6 +76,23 @@ def content(ctx: Context, activity: str, key: str) -> dict:
     return {"text": p["text"], "choices": list(ctx.plan.get("labels", []))}
 
 
+def _line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def item_text(ctx: Context, activity: str, key: str) -> str:
+    """An item as the report and the CSV write it, on one line (the play's line breaks as spaces: a CSV
+    cell would show them as \\x0a): NSP's two sentences, Be the BERT's sentence with each hidden
+    character as _, the concept question, the line to label."""
+    if activity == "nsp":
+        p = ctx.payload(activity, key)
+        return f"A: {_line(p['a'])} | B: {_line(p['b'])}"
+    if activity == "fill":
+        return _line("_".join(content(ctx, activity, key)["parts"]))
+    p = ctx.payload(activity, key)
+    return _line(p["question"] if activity == "concept" else p["text"])
+
+
 def check_answer(ctx: Context, activity: str, key: str, answer: str) -> str:
     """The answer as stored; 422 naming `answer` when it is not one this item takes."""
     p = ctx.payload(activity, key)

@@ -29,23 +29,6 @@ RULE = ("Scores count only the items you revealed (pressed Reveal): before that 
         "hidden character is.")
 
 
-def _line(text: str) -> str:
-    return " ".join(text.split())
-
-
-def item_text(ctx: activities.Context, activity: str, key: str) -> str:
-    """An item as the report and the CSV write it, on one line (the play's line breaks as spaces: a CSV
-    cell would show them as \\x0a): NSP's two sentences, Be the BERT's sentence with each hidden
-    character as _, the concept question, the line to label."""
-    if activity == "nsp":
-        p = ctx.payload(activity, key)
-        return f"A: {_line(p['a'])} | B: {_line(p['b'])}"
-    if activity == "fill":
-        return _line("_".join(activities.content(ctx, activity, key)["parts"]))
-    p = ctx.payload(activity, key)
-    return _line(p["question"] if activity == "concept" else p["text"])
-
-
 def _share(part: int, whole: int) -> float | None:
     return part / whole if whole else None
 
@@ -69,7 +52,7 @@ def build(db: Database, registry: Registry, code: str) -> dict:
             model = activities.model_answer(ctx, act, key)  # None where no model answers (the concept check)
             right = sum(v == truth for v in values)
             items.append({"activity": act, "name": name, "item": key, "number": number,
-                          "text": item_text(ctx, act, key), "truth": truth,
+                          "text": activities.item_text(ctx, act, key), "truth": truth,
                           "right_answer": activities.answer_text(act, key, truth),
                           "revealed": (act, key) in truths, "answered": len(values), "right": right,
                           "class_accuracy": _share(right, len(values)),

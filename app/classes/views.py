@@ -131,7 +131,6 @@ def results(db: Database, registry: Registry, code: str, instructor: bool) -> di
 def export_csv(db: Database, registry: Registry, code: str) -> str:
     """Every answer with its nickname; for the scored activities also whether it is right, the right
     answer, the item's text and whether the item was revealed (only revealed items count: scores.py)."""
-    from .report import item_text  # report.py reads this module (_answers): imported here, not at the top
     with db.reading() as s:
         row = find(s, code)
         ctx = context(s, row, registry)
@@ -149,7 +148,7 @@ def export_csv(db: Database, registry: Registry, code: str) -> str:
         if (act, key) not in known:
             truth = activities.truth(ctx, act, key) if act in SCORED else None
             known[(act, key)] = (truth, "" if truth is None else activities.answer_text(act, key, truth),
-                                 item_text(ctx, act, key))
+                                 activities.item_text(ctx, act, key))
         truth, right_answer, text = known[(act, key)]
         # never a formula in a spreadsheet, never a raw control character (app/classes/cells.py)
         cells = [nickname, removed, act, key, activities.answer_text(act, key, value),
