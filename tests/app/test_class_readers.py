@@ -11,7 +11,7 @@ from contextlib import ExitStack
 import pytest
 
 from app.classes.readers import (ADDRESS_BURST, ADDRESS_EVERY_S, READ_BURST, READ_EVERY_S, REFUSAL_PAUSE_S,
-                                 STREAMS_PER_ADDRESS, STREAMS_PER_STUDENT)
+                                 STREAMS_PER_ADDRESS, STREAMS_PER_STUDENT, Readers)
 from tests.app.class_kit import browser, join, start
 from tests.app.test_class_door import AUTH, TOKEN, app, teacher  # noqa: F401 (the fixtures: the app, its teacher)
 
@@ -19,6 +19,16 @@ NAT = "127.0.0.30"
 
 
 def test_a_read_loop_on_the_class_address_spends_its_own_budget_only(app, teacher):
+    # The budgets' clock stands still here: nothing refills during the loop, so the test does not depend on
+    # how fast this machine sends requests (a slow one let the bucket refill as fast as the loop spent it).
+    app.state.class_readers = Readers(clock=lambda: 1000.0)
+    try:
+        read_loop(app, teacher)
+    finally:
+        app.state.class_readers = None  # the next test gets a fresh one on the real clock
+
+
+def read_loop(app, teacher):
     code = start(teacher)
     students = [join(app, code, f"S{k}", NAT)[0] for k in range(3)]
     looper = browser(app, NAT)
