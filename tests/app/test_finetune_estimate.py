@@ -85,7 +85,8 @@ def test_a_fine_tunes_start_line_replaces_the_kept_step_time(client):
     folder.mkdir(parents=True)
     (folder / "job.json").write_text(json.dumps({"id": job_id, "status": "running", "created": 0, "started": 0,
                                                  "ended": None, "reason": None, "pid": None, "exit_code": None,
-                                                 "settings": {"model": model, "model_dir": str(meta.folder)}}))
+                                                 "settings": {"model": model, "model_dir": str(meta.folder),
+                                                              "task_label": "a class task"}}))
     m.on_event(job_id, {"event": "start", "estimate": TIMING | {"step_seconds": 0.5, "seconds": 100}})
     entry = m.step_times.known(model, meta.folder)
     assert entry["step_seconds"] == 0.5 and entry["source"] == f"fine-tune {job_id}"
