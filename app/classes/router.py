@@ -28,6 +28,7 @@ from .codes import cookie_name, display_code, normalize_code
 from ..schemas.classes import (AnswerRequest, CreateSession, Created, JoinRequest, NewItem, Participant, ProjectorKey,
                                Results, SessionState, StateChange)
 from .readers import Slot, readers, spend_read
+from .writers import spend_write
 from .store import Classes
 
 router = APIRouter(tags=["class sessions"])
@@ -63,6 +64,18 @@ async def classes(request: Request) -> Classes:
 
 
 ClassesDep = Annotated[Classes, Depends(classes)]  # the class sessions' store, as deps.RegistryDep is the registry's
+
+
+async def _answering(code: CodePath, request: Request, c: ClassesDep) -> None:
+    await spend_write(request, normalize_code(code), c.db)
+
+
+async def _joining(code: CodePath, request: Request, c: ClassesDep) -> None:
+    await spend_write(request, normalize_code(code), c.db, joining=True)
+
+
+# A student's writes spend its own budget (app/classes/writers.py), after the code's guard
+ANSWERING, JOINING = [*GUARDED, Depends(_answering)], [*GUARDED, Depends(_joining)]
 
 
 def secret(request: Request, code: str) -> str | None:
@@ -118,7 +131,7 @@ def listing(_: Instructor, c: ClassesDep, settings: deps.SettingsDep) -> dict:
 
 
 @router.post("/api/sessions/{code}/join", response_model=Participant, responses=errs(*BODY, *CODE, 409),
-             dependencies=GUARDED)
+             dependencies=JOINING)
 def join(code: CodePath, req: JoinRequest, request: Request, response: Response, c: ClassesDep,
          settings: deps.SettingsDep):
     """Join with a nickname (no account). Sets this session's participant cookie; the same browser
@@ -156,7 +169,7 @@ def open_projector(code: CodePath, req: ProjectorKey, request: Request, c: Class
 
 
 @router.post("/api/sessions/{code}/answers", status_code=201, responses=errs(*BODY, *CODE, 403, 409),
-             dependencies=GUARDED)
+             dependencies=ANSWERING)
 def answer(code: CodePath, req: AnswerRequest, request: Request, c: ClassesDep, registry: deps.RegistryDep) -> dict:
     """Answer the item the class is on (once: a second answer is 409)."""
     return service.answer(c.db, registry, code, secret(request, code), req)

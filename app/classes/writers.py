@@ -1,0 +1,82 @@
+"""A fair budget for writing to a class session (POST .../answers, and POST .../join from a browser that
+already holds the session's cookie), so that one joined student looping answers (each a 409) or its
+own join cannot queue the class's answers behind its own: every write takes the one write lock of
+the class database (app/classes/db.py), so a loop of them on 8 connections took the class's answer
+p99 from 26-53 ms to 100-435 ms (issue 53).
+
+Who pays is decided as for reads (app/classes/readers.py Readers.who, which this module reuses): a
+request with a student's participant cookie (remembered at the join, or checked once from the
+address's checks) spends that student's own budget: WRITE_BURST writes at once, then one every
+WRITE_EVERY_S. Anything else (an answer without a cookie, a join with a cookie that is no student's)
+spends its address's budget: ADDRESS_WRITE_BURST at once, then one every ADDRESS_WRITE_EVERY_S. A
+join with no cookie at all is a new nickname and is left to the address's budget of new nicknames
+(app/classes/guard.py), so a class joining behind one address is budgeted as before. Over a budget:
+429 naming `code`, with Retry-After, answered after readers.REFUSAL_PAUSE_S, so a refused loop
+costs the server a few requests a second and touches no database.
+
+The numbers leave a wide margin to a real student, who is never refused: one answer per item (an
+NSP pair, a concept question: a few a minute), a double-tap (2 at once), a rejoin after a reload
+(1), and the fastest case, Label together, where every line is open at once and a quick student
+taps about one line a second. 30 at once, then 3 a second, covers a student double-tapping every one
+of those taps, forever. A loop past the burst gets 3 writes a second: far too few to slow a class.
+Per server process, like every limit here."""
+from __future__ import annotations
+
+import asyncio
+import time
+
+from anyio import to_thread
+from fastapi import Request
+
+from ..errors import ApiError
+from ..limits import PerClient, clock, retry_after
+from .codes import cookie_name
+from .readers import REFUSAL_PAUSE_S, readers
+
+WRITE_BURST, WRITE_EVERY_S = 30, 1 / 3  # a student: 30 at once, then 3 a second
+ADDRESS_WRITE_BURST, ADDRESS_WRITE_EVERY_S = 120, 0.1  # no student's cookie: 120 at once, then 10 a second
+
+
+class Writers:
+    def __init__(self, clock=clock):
+        self.students = PerClient(WRITE_BURST, WRITE_EVERY_S, clock=clock)
+        self.addresses = PerClient(ADDRESS_WRITE_BURST, ADDRESS_WRITE_EVERY_S, clock=clock)
+
+    def write(self, request: Request, code: str, db) -> None:
+        """Spend one write of this student (or of its address): 429 naming `code` when it is spent."""
+        key = readers(request).who(request, code, db, lambda address: _take(self.addresses, address, "network"))
+        if key.startswith("student "):
+            _take(self.students, key, "browser")
+
+
+def _take(budget: PerClient, key: str, where: str) -> None:
+    wait = budget.take(key)
+    if wait > 0:
+        retry = retry_after(wait)
+        raise ApiError(f"too many answers or joins for this class came from this {where} in a short time; "
+                       f"try again in {retry} s", "code", status=429, headers={"Retry-After": retry})
+
+
+async def spend_write(request: Request, code: str, db, joining: bool = False) -> None:
+    """Writers.write for a request (`code` in its stored form): on the event loop when the cookie is
+    already known (every refused loop), in a thread when it must be looked up; a refusal is answered
+    after REFUSAL_PAUSE_S. A join without the session's cookie is not counted here (guard.py's)."""
+    if joining and not request.cookies.get(cookie_name(code)):
+        return
+    budget = writers(request)
+    try:
+        if readers(request).needs_db(request, code):
+            await to_thread.run_sync(budget.write, request, code, db)
+        else:
+            budget.write(request, code, db)
+    except ApiError as e:
+        if e.status == 429:
+            await asyncio.sleep(REFUSAL_PAUSE_S)
+        raise
+
+
+def writers(request: Request) -> Writers:
+    state = request.app.state
+    if getattr(state, "class_writers", None) is None:
+        state.class_writers = Writers()
+    return state.class_writers

@@ -1,0 +1,109 @@
+"""Issue 53 must 7: a joined student's writes have a budget of their own (app/classes/writers.py). A
+student looping answers (each a 409) or its own join is refused past WRITE_BURST with a 429 naming
+`code`, while its classmates (on its address too) and the teacher are served, and a real student (a
+double-tap, a rejoin after a reload, a fast labeller) is never refused.
+
+The budgets run on a driven clock (`Clock`): time moves only when a test moves it, so nothing here
+depends on how fast this machine sends requests."""
+from __future__ import annotations
+
+import pytest
+
+from app.classes.readers import Readers
+from app.classes.writers import (ADDRESS_WRITE_BURST, ADDRESS_WRITE_EVERY_S, WRITE_BURST, WRITE_EVERY_S,
+                                 Writers)
+from tests.app.class_kit import browser, go, join, start
+from tests.app.test_class_door import AUTH, TOKEN, app, teacher  # noqa: F401 (the fixtures: the app, its teacher)
+
+NAT = "127.0.0.40"  # a school's one address: the looper and two classmates behind it
+
+
+class Clock:
+    def __init__(self):
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+@pytest.fixture
+def clock(app):
+    now = Clock()
+    app.state.class_readers, app.state.class_writers = Readers(clock=now), Writers(clock=now)
+    yield now
+    app.state.class_readers = app.state.class_writers = None  # the next test gets fresh ones
+
+
+def answer(student, code: str, item: str, choice: str = "IsNext", activity: str = "nsp"):
+    return student.post(f"/api/sessions/{code}/answers", json={"activity": activity, "item": item, "answer": choice})
+
+
+def refused(r) -> bool:
+    if r.status_code != 429:
+        return False
+    assert r.json()["parameter"] == "code" and int(r.headers["Retry-After"]) >= 1, r.text
+    return True
+
+
+def test_a_student_looping_answers_is_refused_past_its_burst_and_the_class_is_served(app, teacher, clock):
+    code = start(teacher)
+    looper, *classmates = [join(app, code, name, NAT)[0] for name in ("Loop", "Ana", "Ben")]
+    item = go(teacher, code, page="nsp")["item"]
+    statuses = [answer(looper, code, item).status_code for _ in range(WRITE_BURST + 10)]
+    # the burst: its answer, then 409s (already answered); past it, 429s (nothing refills: time stands still)
+    assert statuses[0] == 201 and statuses[1:WRITE_BURST] == [409] * (WRITE_BURST - 1)
+    assert statuses[WRITE_BURST:] == [429] * 10
+    assert refused(answer(looper, code, item))
+    # its classmates, on its own address, each spend their own budget; the teacher reads as before
+    assert [answer(s, code, item, "NotNext").status_code for s in classmates] == [201, 201]
+    assert teacher.get(f"/api/sessions/{code}/results").json()["items"][0]["answered"] == 3
+    # one write comes back every WRITE_EVERY_S
+    clock.t += WRITE_EVERY_S
+    assert answer(looper, code, item).status_code == 409
+    assert refused(answer(looper, code, item))
+
+
+def test_a_student_looping_its_own_join_spends_the_same_budget(app, teacher, clock):
+    code = start(teacher)
+    looper, status = join(app, code, "Loop", NAT)
+    assert status == 200
+    url = f"/api/sessions/{code}/join"
+    rejoins = [looper.post(url, json={"nickname": "Loop"}).status_code for _ in range(WRITE_BURST + 5)]
+    assert rejoins == [200] * WRITE_BURST + [429] * 5  # its own participant back, then refused
+    assert refused(looper.post(url, json={"nickname": "Loop"}))
+    item = go(teacher, code, page="nsp")["item"]
+    assert refused(answer(looper, code, item))  # answers and joins: one budget
+    # a classmate on the same address joins (a new nickname: not this budget) and answers
+    mate, status = join(app, code, "Ana", NAT)
+    assert status == 200 and answer(mate, code, item).status_code == 201
+
+
+def test_a_normal_student_is_never_refused(app, teacher, clock):
+    """Every tap double (the second a 409), a rejoin after a reload, then Label together at one line a
+    second, each line double-tapped: the fastest real student there is, with room to spare."""
+    lines = [f"line {k}" for k in range(60)]
+    code = start(teacher, nsp_count=1, labels=["happy", "sad"], lines=lines)
+    student, status = join(app, code, "Ana")
+    assert status == 200
+    item = go(teacher, code, page="nsp")["item"]
+    assert [answer(student, code, item).status_code for _ in range(2)] == [201, 409]  # the double-tap's 409
+    assert student.post(f"/api/sessions/{code}/join", json={"nickname": "Ana"}).status_code == 200  # a reload
+    go(teacher, code, page="label")
+    for k in range(len(lines)):
+        clock.t += 1.0
+        got = [answer(student, code, f"l{k + 1}", "happy", "label").status_code for _ in range(2)]
+        assert got == [201, 409], (k, got)
+
+
+def test_writes_without_a_students_cookie_spend_their_address_budget(app, teacher, clock):
+    code = start(teacher)
+    student, _ = join(app, code, "Ana", NAT)
+    item = go(teacher, code, page="nsp")["item"]
+    stranger = browser(app, NAT)  # no cookie: every answer a 403, each a write of its address's budget
+    statuses = [answer(stranger, code, item).status_code for _ in range(ADDRESS_WRITE_BURST + 3)]
+    assert statuses == [403] * ADDRESS_WRITE_BURST + [429] * 3
+    forged = browser(app, NAT, cookies={f"pp_class_{code}": "made-up"})
+    assert refused(answer(forged, code, item))  # a made-up cookie is no student: its address pays
+    assert answer(student, code, item).status_code == 201  # the student behind that address is not refused
+    clock.t += ADDRESS_WRITE_EVERY_S
+    assert answer(stranger, code, item).status_code == 403
