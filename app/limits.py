@@ -32,6 +32,35 @@ def client_address(conn: HTTPConnection) -> str:
     return client.host if client is not None and client.host else "unknown"
 
 
+class Clock:
+    """The one clock every budget reads (PerClient here, app/classes/readers.py, writers.py): the
+    machine's monotonic clock, unless a test makes it stand still. A standing clock moves only when
+    the test says (`advance`), so a budget test states how much time passes between its requests
+    instead of depending on how fast a loaded machine sends them (issue 53)."""
+
+    def __init__(self):
+        self.standing: float | None = None
+
+    def __call__(self) -> float:
+        standing = self.standing
+        return time.monotonic() if standing is None else standing
+
+    def stand(self) -> None:
+        """From now on the time is now, until advance() or run()."""
+        self.standing = time.monotonic()
+
+    def advance(self, seconds: float) -> None:
+        assert self.standing is not None, "advance() moves a standing clock: stand() first"
+        self.standing += seconds
+
+    def run(self) -> None:
+        """Back to the machine's clock (later than the standing time: buckets only ever see time go on)."""
+        self.standing = None
+
+
+clock = Clock()
+
+
 class Bucket:
     __slots__ = ("tokens", "t")
 
@@ -39,13 +68,13 @@ class Bucket:
         self.tokens, self.t = tokens, t
 
     def refill(self, burst: float, every_s: float, now: float) -> None:
-        self.tokens = min(burst, self.tokens + (now - self.t) / every_s)
-        self.t = now
+        self.tokens = min(burst, self.tokens + max(0.0, now - self.t) / every_s)
+        self.t = max(self.t, now)
 
 
 class PerClient:
     def __init__(self, burst: int, every_s: float, global_burst: int | None = None,
-                 global_every_s: float | None = None, max_clients: int = 10_000, clock=time.monotonic):
+                 global_every_s: float | None = None, max_clients: int = 10_000, clock=clock):
         self.burst, self.every_s = float(burst), every_s
         self.global_burst = float(global_burst) if global_burst else None
         self.global_every_s = global_every_s or every_s

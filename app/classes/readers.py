@@ -21,12 +21,11 @@ STREAMS_PER_ADDRESS. Per server process, like every limit here."""
 from __future__ import annotations
 
 import threading
-import time
 
 from fastapi import Request
 
 from ..errors import ApiError
-from ..limits import PerClient, client_address, retry_after
+from ..limits import PerClient, clock, client_address, retry_after
 from .codes import cookie_name
 from .service import has_joined
 
@@ -38,7 +37,7 @@ KNOWN_MAX = 20_000
 
 
 class Readers:
-    def __init__(self, clock=time.monotonic):
+    def __init__(self, clock=clock):
         self.students = PerClient(READ_BURST, READ_EVERY_S, clock=clock)
         self.addresses = PerClient(ADDRESS_BURST, ADDRESS_EVERY_S, clock=clock)
         self.checks = PerClient(ADDRESS_BURST, ADDRESS_EVERY_S, clock=clock)
