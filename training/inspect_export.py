@@ -64,13 +64,13 @@ def inspection_inputs(family: str, n_layer: int) -> list[str]:
     return [n for n in SPECS[family].inputs(n_layer) if n != "past_length" and not n.startswith("past_")]
 
 
-def example_inputs(names: list[str], T: int, vocab_size: int, gen: torch.Generator) -> dict[str, torch.Tensor]:
+def example_inputs(names: list[str], T: int, vocab_size: int, gen: torch.Generator, family: str) -> dict[str, torch.Tensor]:
     """Inputs (1, T) that exercise each mask (the export's parity_inputs), an encoder's pair with a few
     [PAD] slots at the end, whose columns must stay empty. Keyed by input name."""
     ids = torch.randint(5, vocab_size, (1, T), generator=gen)
     if "token_type_ids" in names:
         ids[0, T - T // 4:] = PAD_ID
-    return dict(zip(names, parity_inputs(names, ids, gen)))
+    return dict(zip(names, parity_inputs(names, ids, gen, FAMILIES[family].example_feeds())))
 
 
 def model_logits(model, ids, *extra):
@@ -162,7 +162,7 @@ def check_inspection(model, family: str, path: Path, vocab_size: int, seed: int 
     names = inspection_inputs(family, model.cfg.n_layer)
     report = {"logits": 0.0, "weights": 0.0, "row_sums": 0.0}
     for T in parity_lengths(model.cfg.context):
-        inputs = example_inputs(names, max(T, 2), vocab_size, gen)
+        inputs = example_inputs(names, max(T, 2), vocab_size, gen, family)
         ref_logits, ref_w = reference_weights(model, *inputs.values())
         logits, *weights = sess.run(None, {k: v.numpy() for k, v in inputs.items()})
         report["logits"] = max(report["logits"], float(np.abs(logits - ref_logits.numpy()).max()))
@@ -262,7 +262,7 @@ def model_from_onnx(folder: Path, family: str):
     gen = torch.Generator().manual_seed(1)
     diff = 0.0
     for T in parity_lengths(cfg.context):
-        example = example_inputs(inspection_inputs(family, cfg.n_layer), T, cfg.vocab_size, gen)
+        example = example_inputs(inspection_inputs(family, cfg.n_layer), T, cfg.vocab_size, gen, family)
         feeds = {k: v.numpy() for k, v in example.items()} | (empty_cache(cfg, 1) if spec.cached else {})
         out = sess.run(outputs[:1], feeds)[0]  # its character logits come first
         ref = model_logits(model, *example.values()).numpy()

@@ -84,6 +84,15 @@ class PLMExport(nn.Module):
         return self.plm(input_ids, position_ids, ranks)
 
 
+def _orders(ids: torch.Tensor, gen: torch.Generator | None) -> torch.Tensor:
+    return torch.stack([torch.randperm(ids.shape[1], generator=gen) for _ in range(ids.shape[0])])
+
+
+# plm.onnx's own inputs as they are met in use, for the parity checks (its entry's `feeds`): a random
+# order over the positions, one per row (position_ids drawn first: the graph's input order)
+FEEDS = {"position_ids": _orders, "ranks": _orders}
+
+
 def permuted(ids: torch.Tensor, gen: torch.Generator) -> dict:
     """One line (T,) -> the two streams in one sequence (T + n) for a random order: idx, position_ids,
     ranks, labels (the character at each query, -100 elsewhere)."""

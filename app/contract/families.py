@@ -46,6 +46,7 @@ class FamilySpec:
     card_label: str = ""  # the home page's card title (default: label)
     last_dims: dict = field(default_factory=dict)  # output -> its last dimension: "vocab", a number, or f(vocab) (load check)
     cached: bool = False  # its graph carries a key/value cache per layer (checked against the card's shapes)
+    sees: str = ""  # its attention in a few words for a student (the home page's card: "sees only the past")
 
     def io(self, n_layer: int) -> tuple[list[str], list[str]]:
         return self.inputs(n_layer), self.outputs(n_layer)
@@ -66,33 +67,35 @@ SPECS: dict[str, FamilySpec] = {s.name: s for s in (  # the registration lines, 
     FamilySpec("gpt", "GPT", "guess the next character from the ones before it", "causal",
                inputs=lambda n: ["input_ids", "past_length", *cache_names(n)],
                outputs=lambda n: ["logits", *cache_names(n, "present")], task="app.tasks.gpt:GPT",
-               trainer="training.families.gpt:FAMILY",
+               trainer="training.families.gpt:FAMILY", sees="sees only the past",
                last_dims={"logits": "vocab"}, cached=True,
                pages=("generate", "compare", "attention", "objectives"),
                live_view="continues a prompt, one character at a time",
                metric="nats per character (lower is better)"),
     FamilySpec("bert", "BERT", "fill in hidden characters using both sides, and tell whether B follows A",
                "bidirectional", inputs=_ENCODER_IN, outputs=lambda n: ["mlm_logits", "nsp_logits"],
-               task="app.tasks.bert:BERT", trainer="training.families.bert:FAMILY", uses_nsp=True,
+               task="app.tasks.bert:BERT", trainer="training.families.bert:FAMILY", uses_nsp=True, sees="sees both sides",
                last_dims={"mlm_logits": "vocab", "nsp_logits": 2},
                pages=("mask-fill", "nsp", "compare", "attention", "objectives", "finetune"),
                activities=("nsp", "fill"), live_view="fills the hidden characters of a test line",
                metric="hidden characters guessed right (top-1)"),
     FamilySpec("electra", "ELECTRA", "spot which characters were swapped for another one", "bidirectional",
                inputs=_ENCODER_IN, outputs=lambda n: ["replaced_logits"], task="app.tasks.electra:ELECTRA",
-               trainer="training.families.electra:FAMILY",
+               trainer="training.families.electra:FAMILY", sees="sees both sides",
                optional=True, pages=("objectives",), card_label="ELECTRA discriminator",
                live_view="marks the characters it thinks were swapped in a test line",
                metric="swapped characters caught"),
     FamilySpec("t5", "T5", "write back the short spans hidden in a line, reading the rest of it from both sides",
                "prefix", inputs=lambda n: ["input_ids", "prefix_mask"], outputs=lambda n: ["logits"],
                task="app.tasks.t5:T5", trainer="training.families.t5:FAMILY", optional=True, pages=("spans", "attention"),
+               sees="the given text sees both sides, the spans it writes only what came before",
                last_dims={"logits": lambda vocab: vocab + T5_SENTINELS},
                live_view="writes back the spans hidden in a test line", metric="hidden characters written back right"),
     FamilySpec("plm", "PLM", "guess characters in a random order, each from the ones guessed before it on both sides",
                "permuted", inputs=lambda n: ["input_ids", "position_ids", "ranks"], outputs=lambda n: ["logits"],
                task="app.tasks.plm:PLM", trainer="training.families.plm:FAMILY", optional=True, pages=("attention",),
                card_label="PLM (XLNet-style)", last_dims={"logits": "vocab"},
+               sees="each character sees those before it in a random order",
                live_view="guesses the last characters of a random order of a test line",
                metric="characters guessed right, last 15 % of a random order"),
 )}

@@ -143,6 +143,20 @@ const compare = {
 export default {
   name: NAME,
   chart: { caption: "BERT loss (masked characters + NSP)", yLabel: "loss (MLM + NSP, nats)" },
+  /* The Train page's held-out figure (static/pages/train_curves.js): masked top-1 on held-out text at
+     each evaluation (training/live/metrics.py: the eval event's val_masked_top1 and its unigram
+     baseline), or, for a run recorded before those points, its final metrics. */
+  heldOut: {
+    caption: "BERT's guesses on held-out text",
+    title: "BERT: hidden characters guessed right", yLabel: "% right (top-1)",
+    desc: "BERT's top guess for hidden characters of held-out text, in percent right, against training step, " +
+      "and a flat dashed line for always guessing the most common character.",
+    trainLabel: "BERT, held-out text (solid, ●)", valLabel: "always the most common character (dashed)",
+    now: "of hidden characters right", baseNow: "always guessing the most common character",
+    point: (e) => Number.isFinite(e.val_masked_top1)
+      ? [e.val_masked_top1, Number.isFinite(e.val_masked_top1_unigram) ? e.val_masked_top1_unigram : null] : null,
+    final: (m) => [m.masked_top1, m.unigram_baseline ? m.unigram_baseline.masked_top1 : null],
+  },
   view: { title: "BERT fills the blanks" },
   page: { href: "/mask-fill", text: "Mask-Fill" },
 

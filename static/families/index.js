@@ -3,6 +3,7 @@
    specs in app/contract/families.py).
    know(specs)    remember the server's specs
    label(name)    "GPT", "BERT", ... (the spec's label)
+   spec(name)     the server's spec of it ({} before know() or for a family the server does not declare)
    pieces(name)   the family's pieces: chart, view, page, show(node, part), results(metrics), legend()? */
 import gpt from "./gpt.js";
 import bert from "./bert.js";
@@ -20,6 +21,10 @@ export function know(list) {
 
 export function label(name) {
   return (specs[name] && specs[name].label) || String(name).toUpperCase();
+}
+
+export function spec(name) {
+  return specs[name] || {};
 }
 
 /* A family this copy of the pages has no script for still gets plain pieces: its label and its

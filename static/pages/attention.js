@@ -48,7 +48,7 @@ function syncControls() {
   valueText(padSlider, v.pad === 0 ? "no [PAD] slots (off)" : v.pad + " [PAD] slot" + (v.pad === 1 ? "" : "s"));
 }
 
-/* The four cards: each family's one line of code and its rule in words. */
+/* A card per mask: each family's one line of code and its rule in words. */
 function lines() {
   const box = clear($("#a-lines"));
   for (const name of MASKED) {
@@ -75,7 +75,12 @@ function render() {
   const chars = [...v.text];
   const n = chars.length;
   const boxes = containers($("#a-grids"), (name) => "a-" + name + "-grid");
-  for (const id of ["#a-grids", "#aw-grids"]) $(id).classList.toggle("wide-text", n > 16); // two by two on a projector
+  for (const id of ["#a-grids", "#aw-grids"]) {
+    $(id).classList.toggle("wide-text", n > 16); // two rows on a projector
+    // as many columns as there are masks (static/projector.css), whatever families there are
+    $(id).style.setProperty("--masks", String(MASKED.length));
+    $(id).style.setProperty("--half-masks", String(Math.ceil(MASKED.length / 2)));
+  }
   const seen = [];
   MASKED.forEach((name, k) => {
     const m = PIECES[name].mask;

@@ -5,7 +5,7 @@
 import { el, clear, $ } from "../lib/dom.js";
 import { pct, num, thousands } from "../lib/text.js";
 import { families, info } from "../lib/api.js";
-import { know, pieces } from "../families/index.js";
+import { know, pieces, spec } from "../families/index.js";
 import { table, lossChart } from "../lib/charts.js";
 import { withTerms } from "../lib/glossary.js";
 
@@ -57,7 +57,7 @@ function modelCard(card, vocab) {
   const section = el("article", { class: "card model-card", dataset: { model: card.name } }, [
     el("h3", { text: card.name.toUpperCase() + ": " + card.objective }),
     kv([
-      ["Attention", card.attention + (card.attention === "causal" ? " (sees only the past)" : " (sees both sides)")],
+      ["Attention", card.attention + (spec(card.family).sees ? " (" + spec(card.family).sees + ")" : "")], // the spec's words
       ["Parameters", thousands(card.parameters)],
       ["Shape", cfg.n_layer + " layers · " + cfg.n_head + " heads · width " + cfg.n_embd + " · feed-forward " + cfg.n_ff],
       ["Context", cfg.context + " characters"],

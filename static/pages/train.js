@@ -13,13 +13,13 @@ import { urlState } from "../lib/state.js";
 import { listen } from "../lib/stream.js";
 import { draw, layout } from "./train_curves.js";
 import { clock, stepsText, showSample, renderSnapshots, showMetrics, views, clearViews } from "./train_view.js";
-import { know, label } from "../families/index.js";
+import { know, label, pieces } from "../families/index.js";
 
 const RUNNING = ["queued", "running"];
 const state = urlState({ run: "" });
 let info = null; // GET /api/runs
 let stream = null; // EventSource of the run on screen
-let view = null; // the run on screen: {id, curves, acc, snapshots, run, progress, families, finished}
+let view = null; // the run on screen: {id, curves, held, snapshots, run, progress, families, finished}
 let preset = null;
 let fileText = null;
 let drawQueued = false;
@@ -191,7 +191,7 @@ function clearRun() {
 function watch(id, name) {
   clearRun();
   if (name) $("#t-run-name").textContent = name; // until its status comes
-  view = { id, curves: {}, acc: [], snapshots: new Map(), run: null, progress: {}, families: null, finished: null };
+  view = { id, curves: {}, held: {}, snapshots: new Map(), run: null, progress: {}, families: null, finished: null };
   state.set({ run: id });
   if (info) renderRuns();
   draw(view);
@@ -254,9 +254,9 @@ function onProgress(e) {
 
 function onEval(e) {
   curve(e.family).val.push([e.step, e.val_loss]);
-  if (Number.isFinite(e.val_masked_top1)) {
-    view.acc.push([e.step, e.val_masked_top1, Number.isFinite(e.val_masked_top1_unigram) ? e.val_masked_top1_unigram : null]);
-  }
+  const h = pieces(e.family).heldOut; // the family's own held-out measure, if its piece has one
+  const point = h && h.point(e);
+  if (point) (view.held[e.family] ||= []).push([e.step, ...point]);
   queueDraw();
   if (view.snapshots.size) renderSnapshots(view); // the best snapshot may change
 }
@@ -289,9 +289,10 @@ function showFinished(e) {
   $("#t-stats").textContent = `Finished after ${clock(e.train_seconds || 0)} of training: ${stepsText(e.steps, view.families)}; ` +
     `the final models were playable ${num(e.playable_after_s || 0, 1)} s later.`;
   showMetrics(e);
-  const bert = e.metrics && e.metrics.bert;
-  if (bert && !view.acc.length && e.steps && e.steps.bert !== undefined) { // a run recorded before live top-1: its final one
-    view.acc.push([e.steps.bert, bert.masked_top1, bert.unigram_baseline ? bert.unigram_baseline.masked_top1 : null]);
+  for (const [fam, m] of Object.entries(e.metrics || {})) { // a run recorded before live held-out points: its final one
+    const h = pieces(fam).heldOut;
+    if (!h || (view.held[fam] || []).length || !e.steps || e.steps[fam] === undefined) continue;
+    view.held[fam] = [[e.steps[fam], ...h.final(m)]];
     queueDraw();
   }
 }

@@ -1,9 +1,10 @@
 /* The Train page's curves (lib/charts.js draws them): each family's loss, training and validation
-   (one figure per family of the run, labelled by its own pieces: static/families/), and BERT's
-   held-out masked top-1 beside the unigram baseline. Plus the note that explains a large gap
-   between training and validation loss (memorising vs learning).
-   layout(names)      one loss figure per family, in this order (kept while the names stay the same)
-   draw(view)         redraw every figure from view.curves and view.acc (view null: empty figures)
+   (one figure per family of the run, labelled by its own pieces: static/families/), and a held-out
+   figure for each family whose piece has one (`heldOut`: BERT's masked top-1 beside the unigram
+   baseline), so a run without such a family shows no empty figure. Plus the note that explains a
+   large gap between training and validation loss (memorising vs learning).
+   layout(names)      the figures of these families, in this order (kept while the names stay the same)
+   draw(view)         redraw every figure from view.curves and view.held (view null: empty figures)
    gapNote(view)      the sentence about the gap, or "" while there is none worth a word */
 import { $, el } from "../lib/dom.js";
 import { num } from "../lib/text.js";
@@ -14,12 +15,18 @@ const GAP_NATS = 0.2; // a gap this large (and 15 % of the validation loss) is w
 const GAP_SHARE = 0.15;
 let shown = []; // the families with a loss figure, in order
 
+const held = (names) => names.filter((fam) => pieces(fam).heldOut);
+
 export function layout(names) {
   if (names.join() === shown.join()) return;
-  for (const fam of shown) $("#t-chart-" + fam).remove();
-  const acc = $("#t-chart-acc");
+  for (const fig of document.querySelectorAll("#t-charts > figure")) fig.remove();
+  const box = $("#t-charts");
   for (const fam of names) {
-    acc.before(el("figure", { id: "t-chart-" + fam }, [el("figcaption", { text: pieces(fam).chart.caption })]));
+    box.append(el("figure", { id: "t-chart-" + fam }, [el("figcaption", { text: pieces(fam).chart.caption })]));
+  }
+  for (const fam of held(names)) {
+    box.append(el("figure", { id: "t-held-" + fam }, [el("figcaption", { text: pieces(fam).heldOut.caption }),
+      el("p", { id: "t-held-now-" + fam, class: "note acc-now" })]));
   }
   shown = [...names];
 }
@@ -34,29 +41,28 @@ export function draw(view) {
       title: label(fam) + " loss curve", yLabel: pieces(fam).chart.yLabel, empty: "No " + label(fam) + " curve yet",
       trainLabel: "training loss, on its training text (solid, ●)", valLabel: "validation loss, on held-out text (dashed, ○)" }));
   }
-  drawAccuracy(view);
+  for (const fam of held(shown)) drawHeld(fam, view);
   const note = $("#t-gap");
   note.textContent = view ? gapNote(view) : "";
   note.hidden = !note.textContent;
 }
 
-function drawAccuracy(view) {
-  const fig = $("#t-chart-acc");
+/* A family's held-out figure: its measure in percent against step, and its baseline as a flat dashed
+   line (the piece's words: static/families/<name>.js heldOut). */
+function drawHeld(fam, view) {
+  const h = pieces(fam).heldOut;
+  const fig = $("#t-held-" + fam);
   const old = fig.querySelector("svg");
   if (old) old.remove();
-  const acc = view ? view.acc : [];
-  const base = acc.length && acc[acc.length - 1][2] !== null ? acc[acc.length - 1][2] : null;
-  const top1 = acc.map((p) => [p[0], 100 * p[1]]);
-  const line = base === null || !acc.length ? [] : [[0, 100 * base], [acc[acc.length - 1][0] || 1, 100 * base]];
-  fig.insertBefore(lossChart({ train: top1, val: line }, { id: "t-curve-acc", width: 420, height: 250,
-    title: "BERT: hidden characters guessed right", yLabel: "% right (top-1)",
-    desc: "BERT's top guess for hidden characters of held-out text, in percent right, against training step, " +
-      "and a flat dashed line for always guessing the most common character.",
-    empty: view && view.families && !view.families.includes("bert") ? "No BERT in this run" : "No held-out guesses yet",
-    trainLabel: "BERT, held-out text (solid, ●)", valLabel: "always the most common character (dashed)" }), $("#t-acc-now"));
-  const last = acc[acc.length - 1];
-  $("#t-acc-now").textContent = last ? `${view.finished ? "At the end" : "Now"}: ${num(100 * last[1], 1)} % of hidden characters right` +
-    (base === null ? "." : `; always guessing the most common character: ${num(100 * base, 1)} %.`) : "";
+  const points = (view && view.held && view.held[fam]) || [];
+  const last = points[points.length - 1];
+  const base = last && last[2] !== null ? last[2] : null;
+  const line = base === null ? [] : [[0, 100 * base], [last[0] || 1, 100 * base]];
+  fig.insertBefore(lossChart({ train: points.map((p) => [p[0], 100 * p[1]]), val: line }, { id: "t-curve-held-" + fam,
+    width: 420, height: 250, title: h.title, yLabel: h.yLabel, desc: h.desc, empty: "No held-out guesses yet",
+    trainLabel: h.trainLabel, valLabel: h.valLabel }), $("#t-held-now-" + fam));
+  $("#t-held-now-" + fam).textContent = last ? `${view.finished ? "At the end" : "Now"}: ${num(100 * last[1], 1)} % ${h.now}` +
+    (base === null ? "." : `; ${h.baseNow}: ${num(100 * base, 1)} %.`) : "";
 }
 
 /* Training loss: the mean of the last few points (one point is about one second of steps). */

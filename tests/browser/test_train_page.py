@@ -140,7 +140,7 @@ def test_the_run_shows_each_models_own_steps_and_honest_numbers(finished_run):
     assert len(tops) == 1
     assert page.locator("#t-snapshots .best-mark").count() >= 1  # the lowest validation loss is marked
     # BERT: held-out top-1 beside the baseline, a visible legend, chance said for NSP
-    assert page.locator("#t-chart-acc svg path.train").count() == 1 and "% of hidden characters right" in page.inner_text("#t-acc-now")
+    assert page.locator("#t-held-bert svg path.train").count() == 1 and "% of hidden characters right" in page.inner_text("#t-held-now-bert")
     assert page.is_visible(".fill-legend") and "wrong" in page.inner_text(".fill-legend")
     assert "50 % = chance" in page.inner_text("#t-metrics")
     assert "tokens/s" not in page.inner_text("#t-stats") and "remaining" not in page.inner_text("#t-stats")

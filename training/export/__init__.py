@@ -122,20 +122,19 @@ def parity_lengths(context: int) -> list[int]:
     return sorted({1, 7, min(64, context), context})
 
 
-def parity_inputs(inputs: list[str], ids: torch.Tensor, gen: torch.Generator | None = None) -> list[torch.Tensor]:
+def parity_inputs(inputs: list[str], ids: torch.Tensor, gen: torch.Generator | None = None,
+                  own: dict | None = None) -> list[torch.Tensor]:
     """The example feed of a plain graph, each input as the model meets it in use: ids; an encoder's
-    second segment in the second half; a prefix of half the sequence (T5); a random order over the
-    positions (PLM's ranks and position ids, one permutation per row). Shared by the export's and the
-    inspection graph's checks (training/inspect_export.py)."""
+    second segment in the second half (the contract's shared encoder input); any other input from
+    `own`, the family's entry's `feeds` (T5's prefix, PLM's order), so a new family's graph inputs
+    need no line here. Shared by the export's and the inspection graph's checks
+    (training/inspect_export.py)."""
     B, T = ids.shape
-    half = (torch.arange(T) >= T // 2).long().expand(B, T)
-    feeds = {"token_type_ids": lambda: half, "prefix_mask": lambda: 1 - half,
-             "ranks": lambda: torch.stack([torch.randperm(T, generator=gen) for _ in range(B)]),
-             "position_ids": lambda: torch.stack([torch.randperm(T, generator=gen) for _ in range(B)])}
+    feeds = {"token_type_ids": lambda ids, gen: (torch.arange(T) >= T // 2).long().expand(B, T), **(own or {})}
     unknown = [n for n in inputs[1:] if n not in feeds]
     if unknown:
-        raise ValueError(f"no example feed for the graph input(s) {unknown}")
-    return [ids] + [feeds[n]() for n in inputs[1:]]
+        raise ValueError(f"no example feed for the graph input(s) {unknown}: name one in the family's entry (`feeds`)")
+    return [ids] + [feeds[n](ids, gen) for n in inputs[1:]]
 
 
 @torch.no_grad()
@@ -159,7 +158,7 @@ def check_parity(name: str, model, path: Path, vocab_size: int, seed: int = 0, t
             ref = [model(ids)]
             out = sess.run(["logits"], {"input_ids": ids.numpy(), **empty_cache(cfg, 2)})
         else:
-            feed = parity_inputs(inputs, ids, gen)
+            feed = parity_inputs(inputs, ids, gen, family(name).example_feeds())
             ref = wrapper(*feed)
             ref = list(ref) if isinstance(ref, tuple) else [ref]
             out = sess.run(None, {n: t.numpy() for n, t in zip(inputs, feed)})

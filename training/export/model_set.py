@@ -33,14 +33,25 @@ import torch
 from app.contract import VOCAB_FILE, card_file, onnx_file, write_json
 
 from ..device import precision_that_runs
-from ..families import build_model, family
+from ..families import FAMILIES, build_model, family
 from ..model import count_parameters
 from . import OPSET, check_parity, export_onnx, program, save_program
 
-# The traced graph depends on the exporter's code and the models': part of the cache key.
+# The traced graph depends on the exporter's code and every family's model and wrapper (the modules
+# their entries name, so a new family's file counts with no line here): part of the cache key.
 _CODE = Path(__file__).parents[1]
-EXPORTER_HASH = hashlib.sha256(b"".join(p.read_bytes() for p in (_CODE / "export" / "__init__.py", _CODE / "model.py",
-                                                                  _CODE / "electra.py"))).hexdigest()[:12]
+
+
+def _traced_code() -> list[Path]:
+    modules = {ref.partition(":")[0] for f in FAMILIES.values() for ref in (f.model, f.export)} | {"training.export"}
+    files = set()
+    for name in modules:
+        base = _CODE.parent.joinpath(*name.split("."))
+        files |= {p for p in (base.with_suffix(".py"), base / "__init__.py") if p.is_file()}
+    return sorted(files)
+
+
+EXPORTER_HASH = hashlib.sha256(b"".join(p.read_bytes() for p in _traced_code())).hexdigest()[:12]
 
 
 class SnapshotError(RuntimeError):

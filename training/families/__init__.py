@@ -9,13 +9,14 @@ files and the presets stay importable without torch):
     objective   a batch in, loss and its parts out (objectives.py)
     defaults    TrainConfig fields measured for the family (lr, warmup, optimizer, dropout)
     preset      how a budget preset scales for it (presets.py): lr_scale, min_warmup, optimizer
-    card        the model card's objective text and attention
+    card        the model card's objective text (its attention is the spec's, declared once)
     export      the wrapper module that the ONNX graph traces; io names come from app.contract
     evaluate    held-out metrics (and the size argument package passes)
     live        what the live run shows every ~10 s (a sample, a fill, a detection)
     live_metric a held-out number measured at each live evaluation (training/live/metrics.py)
     inspected   package writes its attention inspection graph;  web_check: its fp16 web copy's check
     masked      its objective hides characters;  long_run: its own `--preset long` settings
+    feeds       example values of its graph's own inputs for the parity checks (export/__init__.py parity_inputs)
 
 A fine-tune is not an entry here: it is a pretrained BERT backbone plus a named head
 (training/finetune/model.py: a whole-input classifier on the mean of the encoder's positions, or a
@@ -44,7 +45,6 @@ class Family:
     defaults: dict
     preset: dict
     objective_text: Callable[[dict], str]  # train config -> the card's "objective"
-    attention: str
     export: str  # the ONNX wrapper class
     program_ref: str  # its traced graph: export.gpt_program (with a cache) or export.plain_program
     evaluate: str
@@ -56,6 +56,15 @@ class Family:
     web_check: str = ""  # the browser's engine runs it: its fp16 web copy's check (training/export/web.py)
     masked: bool = False  # its objective hides characters (the card says the mask rate and masking)
     long_run: dict = field(default_factory=dict)  # its settings in `--preset long` beyond the shared ones (presets.py)
+    feeds: str = ""  # "module:dict" of its own graph inputs -> f(ids (B, T), generator) -> tensor (parity checks)
+
+    @property
+    def attention(self) -> str:
+        # declared once, in the spec (the server and the pages read it there): the card says the same
+        return SPECS[self.name].attention
+
+    def example_feeds(self) -> dict:
+        return _load(self.feeds) if self.feeds else {}
 
     def model_class(self):
         return _load(self.model)

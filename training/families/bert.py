@@ -19,7 +19,7 @@ FAMILY = Family(
     "bert", model="training.model:BERT", objective="training.objectives:MaskedLM",
     defaults={"lr": 3e-3, "warmup": 100, "optimizer": "muon", "dropout": 0.0},
     preset={"lr_scale": 0.3, "min_warmup": 100, "optimizer": "muon"},
-    objective_text=_mlm_text, attention="bidirectional",
+    objective_text=_mlm_text,
     export="training.export:BERTExport", program_ref="training.export:plain_program", evaluate="training.evaluate:evaluate_bert",
     eval_size={"n_pairs": 2000}, live="training.live.views:bert_fill", uses_nsp=True, inspected=True,
     live_metric="training.live.metrics:bert_masked_top1", web_check="training.export.web:check_bert", masked=True,

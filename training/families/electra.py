@@ -9,8 +9,7 @@ FAMILY = Family(
     defaults={"lr": 3e-3, "warmup": 100, "optimizer": "muon", "dropout": 0.0},
     preset={"lr_scale": 0.3, "min_warmup": 100, "optimizer": "muon"},
     objective_text=lambda tc: "replaced-token detection (a half-width generator fills 15 % masked "
-                              "characters; the discriminator says original or replaced at every character)",
-    attention="bidirectional", export="training.electra:ELECTRAExport", program_ref="training.export:plain_program",
+                              "characters; the discriminator says original or replaced at every character)", export="training.electra:ELECTRAExport", program_ref="training.export:plain_program",
     evaluate="training.electra:evaluate_electra", eval_size={"n_rows": 400}, live="training.electra:live_view",
     masked=True, long_run={"context": 128, "lr": 1e-3, "warmup": 100, "dropout": 0.0, "steps": 3000,
                            "optimizer": "adamw", "schedule": "cosine", "min_lr_ratio": 0.1})

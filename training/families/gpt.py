@@ -15,7 +15,7 @@ FAMILY = Family(
     "gpt", model="training.model:GPT", objective="training.objectives:CausalLM",
     defaults={"lr": 1e-2, "warmup": 30, "optimizer": "adamw", "dropout": 0.1},
     preset={"lr_scale": 1.0, "min_warmup": 0, "optimizer": "adamw"},
-    objective_text=lambda tc: "causal language modelling (next character)", attention="causal",
+    objective_text=lambda tc: "causal language modelling (next character)",
     export="training.export:GPTExport", program_ref="training.export:gpt_program", evaluate="training.evaluate:evaluate_gpt",
     eval_size={"max_chars": 400_000}, live="training.live.views:gpt_sample", inspected=True,
     web_check="training.export.web:check_gpt")

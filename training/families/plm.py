@@ -13,6 +13,7 @@ FAMILY = Family(
     defaults={"lr": 3e-3, "warmup": 100, "optimizer": "adamw", "dropout": 0.0},
     preset={"lr_scale": 0.3, "min_warmup": 100, "optimizer": "adamw"},
     objective_text=lambda tc: "permutation language modelling (a random order per line; its last 15 % predicted, "
-                              "two streams)", attention="permuted",
+                              "two streams)",
     export="training.plm:PLMExport", program_ref="training.export:plain_program", evaluate="training.plm:evaluate_plm",
-    eval_size={"n_windows": 1000}, live="training.plm:plm_fill", inspected=True)
+    eval_size={"n_windows": 1000}, live="training.plm:plm_fill", inspected=True,
+    feeds="training.plm:FEEDS")

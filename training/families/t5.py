@@ -13,6 +13,7 @@ FAMILY = Family(
     defaults={"lr": 3e-3, "warmup": 100, "optimizer": "adamw", "dropout": 0.0},
     preset={"lr_scale": 0.3, "min_warmup": 100, "optimizer": "adamw"},
     objective_text=lambda tc: "span corruption (15 % of the characters hidden in spans of 3 on average, "
-                              "written back after sentinels)", attention="prefix",
+                              "written back after sentinels)",
     export="training.t5:T5Export", program_ref="training.export:plain_program", evaluate="training.t5:evaluate_t5",
-    eval_size={"n_windows": 1000}, live="training.t5:t5_fill", inspected=True)
+    eval_size={"n_windows": 1000}, live="training.t5:t5_fill", inspected=True,
+    feeds="training.t5:FEEDS")

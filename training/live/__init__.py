@@ -1,4 +1,4 @@
-"""python -m training live: pretrain GPT, BERT and/or ELECTRA side by side and report as it goes.
+"""python -m training live: pretrain any of the families (GPT, BERT, ...: app/contract/families.py) side by side and report as it goes.
 
 For the app's /train page (app/runs/ starts this as a subprocess), and usable in a terminal.
 Both families share one corpus, one vocabulary and one skeleton; their steps are interleaved in
@@ -34,7 +34,7 @@ import time
 import traceback
 from pathlib import Path
 
-from app.contract import PROGRESS_FILE, clean_partial
+from app.contract import PROGRESS_FILE, SPECS, clean_partial
 
 from ..device import DeviceError
 from ..families import FAMILIES
@@ -76,7 +76,8 @@ def parse_args(argv=None) -> argparse.Namespace:
 def add_live_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", help="run folder (snapshots/, final/, progress.jsonl); required")
     p.add_argument("--corpus", default=str(DEFAULT_CORPUS), help="UTF-8 text file or folder (default: shipped Shakespeare)")
-    p.add_argument("--families", default="gpt,bert", help="comma-separated: gpt, bert, electra (default gpt,bert)")
+    trainable = [n for n, spec in SPECS.items() if spec.trainable]  # the specs say which, so a new family is listed
+    p.add_argument("--families", default="gpt,bert", help=f"comma-separated: {', '.join(trainable)} (default gpt,bert)")
     p.add_argument("--minutes", type=float, default=None, help="wall-clock training budget (default: the preset's)")
     p.add_argument("--preset", default=None, help="model size and schedule by name (default: nearest to --minutes)")
     p.add_argument("--threads", type=int, default=0, help="torch threads (default: cores - 1, at least 1)")
