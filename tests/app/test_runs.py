@@ -64,7 +64,7 @@ def wait_for(client, run_id, statuses, timeout=120) -> dict:
     raise AssertionError(f"run {run_id} still {run['status']}")
 
 
-def test_students_cannot_start_cancel_or_delete(app_client):
+def test_students_cannot_start_cancel_or_delete(app_client, standing_clock):
     body = {"preset": "tiny"}
     r = app_client.post("/api/runs", json=body)
     assert r.status_code == 401 and r.json()["parameter"] == "token"
