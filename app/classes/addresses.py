@@ -64,12 +64,13 @@ def _is_ip(host: str) -> bool:
         return False
 
 
-def student_url(settings: Settings, code: str | None = None) -> str | None:
-    """The join page at the best reachable address (with the code when given), or None."""
+def student_url(settings: Settings, code: str | None = None, key: str | None = None) -> str | None:
+    """The join page at the best reachable address (with the code, and the session's join key when
+    given: app/classes/joinkey.py; URL-safe already), or None."""
     urls = base_urls(settings)
     if not urls:
         return None
-    return urls[0] + JOIN_PATH + (f"?code={code}" if code else "")
+    return urls[0] + JOIN_PATH + (f"?code={code}" if code else "") + (f"&key={key}" if code and key else "")
 
 
 def students_line(settings: Settings) -> str:

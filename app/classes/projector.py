@@ -30,7 +30,7 @@ def cookie_name(code: str) -> str:
     return COOKIE_PREFIX + normalize_code(code)
 
 
-def _same(given: str, key: str | None) -> bool:
+def same_key(given: str, key: str | None) -> bool:
     return bool(key) and len(given) <= MAX_KEY and auth.same(given, key)  # any string, compared in constant time
 
 
@@ -41,7 +41,7 @@ def check_key(db: Database, code: str, given: str) -> None:
         row = find(s, code)
         right = (row.plan or {}).get("projector_key")
         ended = row.ended_at is not None
-    if not _same(given, right):
+    if not same_key(given, right):
         raise ApiError("this projector link is not this class's (copy it again from the teacher's page)", "key",
                        status=403)
     if ended:

@@ -21,7 +21,7 @@ from .. import auth, deps
 from ..errors import ApiError
 from ..limits import client_address
 from ..schemas import ErrorBody
-from . import door, guard, projector, rejoin, report, room, service, views
+from . import door, guard, joinkey, projector, rejoin, report, room, service, views
 from ..lessons import checks as lesson_checks, store as lesson_store
 from .addresses import STUDENTS_FLAG, base_urls, student_url
 from .codes import cookie_name, display_code, normalize_code
@@ -120,7 +120,7 @@ def create(req: CreateSession, _: Instructor, c: ClassesDep, registry: deps.Regi
         lesson_checks.check_refs(lesson, registry, req.model)
     row = service.create(c.db, registry, req, settings.class_expiry_hours, settings.models_on_phones, lesson)
     return {"code": row.code, "display_code": display_code(row.code), "expires_at": row.expires_at.isoformat(),
-            "student_url": student_url(settings, row.code)}
+            "student_url": student_url(settings, row.code, (row.plan or {}).get(joinkey.FIELD))}
 
 
 @router.get("/api/sessions", responses=errs(*INSTRUCTOR))
@@ -136,8 +136,11 @@ def join(code: CodePath, req: JoinRequest, request: Request, response: Response,
          settings: deps.SettingsDep):
     """Join with a nickname (no account). Sets this session's participant cookie; the same browser
     joining again gets its participant back, and another browser gets it back with `rejoin`, the
-    rejoin code the first one shows (404 naming `rejoin` when it does not match)."""
+    rejoin code the first one shows (404 naming `rejoin` when it does not match). With `key`, the
+    session's join key from the QR link, a join gets past its address's spent code guesses."""
     refused = getattr(request.state, "door", None)  # this address's code guesses are spent (guard.py)
+    if refused is not None and req.key and not req.rejoin and joinkey.opens(c.db, code, req.key):
+        refused = None  # the QR link's key: no guess, so no budget; the room's and the nicknames' rules stay
     if refused is not None:  # the same answer for a right code and a wrong one, unless let in (door.py)
         if req.rejoin or not door.admitted(c.db, code, req.nickname):
             if not req.rejoin and door.is_live(c.db, code):
@@ -186,8 +189,9 @@ async def get_state(code: CodePath, request: Request, c: ClassesDep, registry: d
     if not teacher and not wall:  # a student's own budget, or its address's (app/classes/readers.py)
         await spend_read(request, normalize_code(code), c.db)
     out = await to_thread.run_sync(views.state, c.db, registry, code, secret(request, code), teacher)
-    if wall:  # the projector shows where to join (its QR code)
-        out["join_url"] = student_url(settings, out["code"])
+    if wall or teacher:  # where to join (the QR code), with the join key a guesser cannot guess
+        key = out.get("join_key") if teacher else await to_thread.run_sync(joinkey.stored, c.db, code)
+        out["join_url"] = student_url(settings, out["code"], key)
     return out
 
 

@@ -125,6 +125,7 @@ def create(db: Database, registry: Registry, req: CreateSession, default_hours: 
         plan, items = presenter.resolve(lesson, registry, req.model)
     plan["models_on_phones"] = models_on_phones if req.models_on_phones is None else req.models_on_phones
     plan["projector_key"] = secrets.token_urlsafe(24)  # 192 bits: the projector's own link (app/classes/projector.py)
+    plan["join_key"] = secrets.token_urlsafe(16)  # 128 bits: the QR link's join key (app/classes/joinkey.py)
     now = utcnow()
     for _ in range(20):  # a code already in use: draw another
         try:

@@ -75,6 +75,7 @@ def state(db: Database, registry: Registry, code: str, secret: str | None, instr
     scores = _scores(ctx, row, answers) if instructor or row.leaderboard else {}
     if instructor:
         out["projector_key"] = (row.plan or {}).get("projector_key")
+        out["join_key"] = (row.plan or {}).get("join_key")  # the QR link's (app/classes/joinkey.py)
         out["participants"] = [{"id": p.id, "nickname": p.nickname, "answered": p.id in on_item,
                                 "score": scores.get(p.id, 0)} for p in people]
         out["items"] = {act: [{"item": k, "title": title(ctx, act, k), "phase": phase_name(row.plan, act, k)}

@@ -54,6 +54,9 @@ class JoinRequest(Strict):
     nickname: str = Field(max_length=10_000, description="1-24 characters of plain text, unique in the session.")
     rejoin: str | None = Field(None, max_length=20, description=(
         "The rejoin code the phone that joined shows: with it, this browser takes that nickname back."))
+    key: str | None = Field(None, max_length=10_000, description=(
+        "The session's join key, from the QR code's link (/join?code=CODE&key=KEY): with the right one the join "
+        "gets past this address's spent code guesses and the door; a wrong one counts as none."))
 
 
 class AnswerRequest(Strict):
@@ -174,14 +177,18 @@ class SessionState(BaseModel):
         "On a lesson's applet stage: its page, its settings now (`query`), and what the phones show (`phones`)."))
     projector_key: str | None = Field(None, description=(
         "Instructor: the key of the projector's own link (/class?code=CODE&projector=1#key=KEY), which needs no login."))
-    join_url: str | None = Field(None, description="The projector: the address students join at.")
+    join_key: str | None = Field(None, description=(
+        "Instructor: the session's join key, which the QR code's link carries (app/classes/joinkey.py)."))
+    join_url: str | None = Field(None, description=(
+        "The projector and the instructor: the address students join at, with the code and the join key."))
 
 
 class Created(BaseModel):
     code: str
     display_code: str
     expires_at: str
-    student_url: str | None = Field(description="The address students open (null: students cannot reach this server).")
+    student_url: str | None = Field(description=(
+        "The address students open, with the code and the join key (null: students cannot reach this server)."))
 
 
 class Results(BaseModel):
