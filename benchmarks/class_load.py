@@ -4,6 +4,7 @@
     python -m benchmarks.class_load --students 5       # a quick look (the size the test runs)
     python -m benchmarks.class_load --workers 2        # two uvicorn workers on the one SQLite file
     python -m benchmarks.class_load --students 30 --read-loop 16   # answers while one address loops reads
+    python -m benchmarks.class_load --students 30 --write-loop 8   # ... while a joined student loops writes
 
 The instructor starts a session; N students, each an httpx.AsyncClient of its own (its own cookie
 jar and connections), arrive spread over --join-ramp seconds, join with a nickname and open the
@@ -34,6 +35,10 @@ open / refused, and the answer p50/p99 above are then the ones with the loop run
 budgets (app/classes/readers.py): an address without a student's cookie reads 120 at once, then 30 a
 second, and holds at most 8 streams.
 
+--write-loop N (issue 53 must 7): the same around the answer phase, from a student that has joined
+(benchmarks/write_loop.py, on 127.1.0.2), looping its own POST join and then POST answers (409s) with
+its cookie on N connections; its writes spend its own budget (app/classes/writers.py).
+
 The load runs in a niced subprocess (benchmarks/common.run_niced), so that on two cores its own
 CPU use does not show up as server latency."""
 from __future__ import annotations
@@ -53,6 +58,7 @@ from pathlib import Path
 from app.config import REPO
 from benchmarks.common import cpu, percentile, run_niced, server_pids, start_server, stop_server
 from benchmarks.read_loop import READER, loop_lines, start_read_loop, stop_read_loop
+from benchmarks.write_loop import WRITER, aim_write_loop, own_answers, start_write_loop, stop_write_loop, write_lines
 
 TOKEN = "class-load-teacher-token"
 CHOICES = ("IsNext", "NotNext")
@@ -81,7 +87,7 @@ async def sse(client, path: str, on_event, headers: dict | None = None) -> None:
 
 
 async def _simulate(url: str, token: str, students: int, join_ramp: float, think: float, double_share: float,
-                    dashboards: int, seed: int, read_loop: int = 0, stream_flood: int = 0) -> dict:
+                    dashboards: int, seed: int, read_loop: int = 0, stream_flood: int = 0, write_loop: int = 0) -> dict:
     import ssl
 
     import httpx
@@ -93,7 +99,7 @@ async def _simulate(url: str, token: str, students: int, join_ramp: float, think
     auth = {"Authorization": f"Bearer {token}"}
     limits = httpx.Limits(max_connections=4, max_keepalive_connections=4)
     teacher = httpx.AsyncClient(base_url=url, headers=auth, timeout=60, verify=tls)
-    r = await teacher.post("/api/sessions", json={"nsp_count": 1, "max_participants": max(60, students)})
+    r = await teacher.post("/api/sessions", json={"nsp_count": 1, "max_participants": max(60, students + 1)})
     r.raise_for_status()
     code = r.json()["code"]
     sessions = f"/api/sessions/{code}"
@@ -184,11 +190,14 @@ async def _simulate(url: str, token: str, students: int, join_ramp: float, think
     crowd = [asyncio.create_task(student(k)) for k in range(students)]
     await asyncio.wait_for(joined_all.wait(), join_ramp + 120)
     looping = await start_read_loop(url, sessions, read_loop, stream_flood) if read_loop or stream_flood else None
+    writing = await start_write_loop(url, sessions, write_loop) if write_loop else None
     loop_started = time.monotonic()
     pace["t"] = time.monotonic()
     r = await teacher.put(sessions + "/state", json={"page": "nsp"})
     r.raise_for_status()
     pace["item"] = r.json()["item"]
+    if writing:
+        await aim_write_loop(writing, pace["item"])
     pace["put_ms"] = (time.monotonic() - pace["t"]) * 1000
     ok_joined = sum(1 for _, _, s in joins if s == 200)
     deadline = time.monotonic() + think + 120
@@ -198,13 +207,15 @@ async def _simulate(url: str, token: str, students: int, join_ramp: float, think
         await asyncio.sleep(0.02)
     loop_stopped = time.monotonic()
     loop = await stop_read_loop(looping) if looping else None
+    wloop = await stop_write_loop(writing) if writing else None
     accepted = len(chosen)
     last_answer = max((end for _, end, s in answers if s == 201), default=pace["t"])
     # the dashboards' final count: wait up to 30 s for both to show it
     board_deadline = time.monotonic() + 30
-    while not all(any(n == accepted for _, n in s) for s in seen) and time.monotonic() < board_deadline:
+    pooled_n = accepted + sum(own_answers(wloop).values())  # the write loop's answer is pooled too
+    while not all(any(n == pooled_n for _, n in s) for s in seen) and time.monotonic() < board_deadline:
         await asyncio.sleep(0.02)
-    final_seen = [min((t for t, n in s if n == accepted), default=None) for s in seen]
+    final_seen = [min((t for t, n in s if n == pooled_n), default=None) for s in seen]
     # The split is the reveal's (before it the pool shows counts answered only): reveal, then read it.
     await teacher.put(sessions + "/state", json={"revealed": True})
     pooled = (await teacher.get(sessions + "/results")).json()
@@ -217,8 +228,8 @@ async def _simulate(url: str, token: str, students: int, join_ramp: float, think
         await c.aclose()
     item = next((it for it in pooled["items"] if it["activity"] == "nsp" and it["item"] == pace["item"]), None)
     lat = [(end - start) * 1000 for start, end, s in answers if s in (201, 409)]
-    if loop is not None:  # every answer POST began and ended while the loop ran
-        loop["covered_answers"] = all(loop_started <= s and e <= loop_stopped for s, e, _ in answers)
+    for running in filter(None, (loop, wloop)):  # every answer POST began and ended while the loop ran
+        running["covered_answers"] = all(loop_started <= s and e <= loop_stopped for s, e, _ in answers)
     return {
         "code": code, "item": pace["item"], "students": students,
         "joined": ok_joined, "join_s": max(e for _, e, _ in joins) - min(s for s, _, _ in joins),
@@ -232,7 +243,7 @@ async def _simulate(url: str, token: str, students: int, join_ramp: float, think
         "followed": len(follow_s),
         "dashboards_final_s": [None if t is None else t - last_answer for t in final_seen],
         "results_counts": item.get("counts") if item else None,
-        "read_loop": loop, "student_addresses": [student_address(0), student_address(max(0, students - 1))],
+        "read_loop": loop, "write_loop": wloop, "student_addresses": [student_address(0), student_address(max(0, students - 1))],
     }
 
 
@@ -275,24 +286,25 @@ def cpu_seconds(root: int) -> float:
 
 def run(students: int = 200, join_ramp: float = 5.0, think: float = 3.0, double_share: float = 0.1,
         dashboards: int = 2, workers: int = 1, seed: int = 0, nice: bool = True, read_loop: int = 0,
-        stream_flood: int = 0, port: int | None = None) -> dict:
+        stream_flood: int = 0, port: int | None = None, write_loop: int = 0) -> dict:
     data_dir = Path(tempfile.mkdtemp(prefix="playground-class-load-"))
     args = ["--data-dir", str(data_dir), "--instructor-token", TOKEN, "--workers", str(workers)]
     proc, url = start_server(REPO / "models", args, log=data_dir / "server.log", port=port)
     try:
         used, t0 = cpu_seconds(proc.pid), time.monotonic()
-        load = (url, TOKEN, students, join_ramp, think, double_share, dashboards, seed, read_loop, stream_flood)
+        load = (url, TOKEN, students, join_ramp, think, double_share, dashboards, seed, read_loop, stream_flood, write_loop)
         r = run_niced(simulate, *load) if nice else simulate(*load)
         r["server_cpu_s"], r["wall_s"] = cpu_seconds(proc.pid) - used, time.monotonic() - t0
         r["database"] = database_counts(data_dir, r["code"], r["item"])
     finally:
         stop_server(proc)
         shutil.rmtree(data_dir, ignore_errors=True)
-    expected = {c: r["expected"].get(c, 0) for c in CHOICES}
+    looped = own_answers(r["write_loop"])  # the write loop's one accepted answer is in the database too
+    expected = {c: r["expected"].get(c, 0) + looped.get(c, 0) for c in CHOICES}
     db = {c: r["database"]["counts"].get(c, 0) for c in CHOICES}
     r["exactly_once"] = (r["accepted"] == r["joined"] == students and r["error_count"] == 0
                          and db == expected == r["results_counts"]
-                         and r["database"]["rows"] == r["database"]["students"] == students
+                         and r["database"]["rows"] == r["database"]["students"] == students + sum(looped.values())
                          and r["refused_409"] == r["posts"] - r["accepted"])
     r["workers"], r["cpu"], r["niced"] = workers, cpu(), nice
     return r
@@ -319,6 +331,8 @@ def report(r: dict) -> str:
     ]
     if r.get("read_loop"):
         lines[3:3] = loop_lines(r["read_loop"], r["student_addresses"])
+    if r.get("write_loop"):
+        lines[3:3] = write_lines(r["write_loop"])
     lines += [f"  error: {e}" for e in r["errors"]]
     return "\n".join(lines)
 
@@ -338,11 +352,13 @@ def main(argv=None) -> None:
                    f"address ({READER}, no student) loops GET /api/sessions/CODE on N connections (issue 43)")
     p.add_argument("--stream-flood", type=int, default=0, metavar="M", help=f"and first opens M event streams "
                    f"from {READER}, held for the answer phase")
+    p.add_argument("--write-loop", type=int, default=0, metavar="N", help="during the answer phase a joined "
+                   f"student ({WRITER}) loops its own join, then answers, on N connections (issue 53)")
     p.add_argument("--port", type=int, default=0, help="the server's port (default: a free one)")
     p.add_argument("--json", action="store_true", help="also print the raw figures as one JSON line")
     a = p.parse_args(argv)
     r = run(a.students, a.join_ramp, a.think, a.double_share, a.dashboards, a.workers, a.seed, not a.no_nice,
-            a.read_loop, a.stream_flood, a.port or None)
+            a.read_loop, a.stream_flood, a.port or None, a.write_loop)
     print(report(r), flush=True)
     if a.json:
         print(json.dumps(r))

@@ -130,9 +130,10 @@ def host_port(url: str) -> tuple[str, int]:
 class RawConnection:
     """One keep-alive HTTP/1.1 connection on asyncio streams."""
 
-    def __init__(self, url: str, local_address: str | None = None):
+    def __init__(self, url: str, local_address: str | None = None, cookie: str | None = None):
         self.host, self.port = host_port(url)
         self.local = (local_address, 0) if local_address else None  # the client's own loopback address
+        self.cookie = f"Cookie: {cookie}\r\n" if cookie else ""  # a joined student's (benchmarks/write_loop.py)
 
     async def open(self) -> "RawConnection":
         self.reader, self.writer = await asyncio.open_connection(self.host, self.port, local_addr=self.local)
@@ -141,7 +142,7 @@ class RawConnection:
     async def request(self, method: str, path: str, body: bytes = b"") -> tuple[int, float, bytes]:
         """(status, milliseconds until the whole answer was read, the answer's body)."""
         head = (f"{method} {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
-                f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode()
+                f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n{self.cookie}\r\n").encode()
         start = time.perf_counter()
         self.writer.write(head + body)
         await self.writer.drain()
