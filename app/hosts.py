@@ -16,6 +16,7 @@ name the server was not told about. Neither repeats the name back.
 from __future__ import annotations
 
 import ipaddress
+import re
 import socket
 from functools import lru_cache
 from pathlib import Path
@@ -25,13 +26,21 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from .errors import send_error
 
 
+PORT = re.compile(r"[0-9]{1,5}")  # ASCII digits only: str.isdigit() would take "٨٠" or "²"
+
+
 def split_host(value: str) -> str:
-    """The name or address of a Host header value, without port and brackets, lower case."""
+    """The name or address of a Host header value, without port and brackets, lower case; "" (no
+    name, never allowed) when what follows the ":" is not a port. Reading only what comes before the
+    ":" let `127.0.0.1:evil` through: a value no browser sends, so it is refused, not guessed at."""
     value = value.strip().lower()
-    if value.startswith("["):  # [v6]:port
-        return value[1:].split("]", 1)[0]
+    if value.startswith("["):  # [v6] or [v6]:port
+        inside, _, rest = value[1:].partition("]")
+        return inside if rest == "" or (rest[:1] == ":" and PORT.fullmatch(rest[1:])) else ""
     if value.count(":") == 1:
-        value = value.split(":", 1)[0]
+        value, port = value.split(":", 1)
+        if not PORT.fullmatch(port):
+            return ""
     return value.rstrip(".")
 
 

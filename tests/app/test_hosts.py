@@ -17,7 +17,8 @@ def lan(tiny_models_dir):
 
 
 @pytest.mark.parametrize("host", ["evil.example", "evil.example:8000", "localhost.evil.example", "127.0.0.2",
-                                  "", "10.9.8.7"])
+                                  "", "10.9.8.7", "127.0.0.1:evil", "localhost:evil.example", "[::1]:evil",
+                                  "127.0.0.1:", "127.0.0.1:80:80", "localhost:8o", "localhost:123456", "[::1]x"])
 def test_a_foreign_host_gets_400_in_the_json_shape(lan, host):
     for path in ["/api/health", "/", "/api/models/", "/static/style.css"]:
         r = lan.get(path, headers={"host": host}, follow_redirects=False)
@@ -75,3 +76,8 @@ def test_split_host():
     assert split_host("Example.COM:80") == "example.com"
     assert split_host("[::1]:8000") == "::1" and split_host("::1") == "::1"
     assert split_host("name.") == "name"
+    # a port is 1-5 ASCII digits; anything else after the ":" makes the whole value no name (issue 53)
+    for bad in ["127.0.0.1:evil", "127.0.0.1:", "localhost:8000x", "localhost:٨٠", "[::1]:evil", "[::1]8000",
+                "localhost:123456"]:
+        assert split_host(bad) == "", bad
+    assert split_host("localhost:65535") == "localhost" and split_host("[::1]") == "::1"
