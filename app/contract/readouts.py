@@ -26,6 +26,7 @@ A task file declares its readout on its first line, alone: {"readout": {...}} (a
 from __future__ import annotations
 
 import json
+import unicodedata
 
 KINDS = {"insert": "token", "masked": "token", "gpt": "sequence"}
 MASKED = ("other", "upper")
@@ -44,6 +45,13 @@ def _halves(text: str) -> bool:
     """Does `text` hold a lone surrogate (half of a character: a JSON escape like \\ud800), which no file,
     trainer argument or answer in UTF-8 can carry?"""
     return any("\ud800" <= ch <= "\udfff" for ch in text)
+
+
+def _unseen(text: str) -> str | None:
+    """The first character of `text` that no text shows as itself: NUL and the other controls (a new
+    line is a character of the corpus, so it may be read), invisible formatting (bidirectional
+    overrides, zero-width spaces) and line or paragraph separators. None when there is none."""
+    return next((ch for ch in text if ch != "\n" and unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp")), None)
 
 
 def shape_problem(value) -> str | None:
@@ -68,6 +76,10 @@ def shape_problem(value) -> str | None:
         return f"\"insert\" must be the characters to read at the inserted [MASK]: 1 to {MAX_INSERT} different characters"
     if way == "insert" and _halves(v):
         return "\"insert\" must be whole characters; it holds a lone surrogate (half of a character)"
+    if way == "insert" and _unseen(v):
+        bad = _unseen(v)
+        return (f"\"insert\" must be characters a text shows; it holds U+{ord(bad):04X} "
+                f"({unicodedata.name(bad, 'a control character').lower()}), which no task text can mark")
     if way == "masked" and v not in MASKED:
         return f"\"masked\" must be \"other\" or \"upper\" (got {_short(v)})"
     if way == "gpt" and (not isinstance(v, str) or not v):

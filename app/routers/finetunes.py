@@ -19,6 +19,7 @@ from ..finetunes import task_file
 from ..finetunes.jobs import FinetuneManager
 from ..registry import Registry
 from ..runs import RunManager
+from ..runs.rules import clean_name
 from ..schemas.finetunes import (ARMS, ClassifyRequest, ClassifyResponse, FinetuneDetail, FinetuneList,
                                  FinetuneSummary, StartFinetune, TaskList)
 from ..jobs import ACTIVE, EventStream, public, training_available
@@ -72,6 +73,7 @@ def check_start(body: StartFinetune, m: FinetuneManager, registry: Registry, set
     """The settings a job runs with, every field checked (4xx naming it)."""
     if (body.task is None) == (body.task_text is None):
         raise ApiError("give exactly one of task (a shipped task's name) or task_text (a task file's text)", "task")
+    name = clean_name(body.task_name, "task_name")  # shown in lists as a run's name is: the same rule
     meta = registry.meta(body.model)
     for spec in for_page("finetune"):  # the family the lab fine-tunes (its spec lists the fine-tune page)
         if spec.name not in meta.families:
@@ -85,7 +87,7 @@ def check_start(body: StartFinetune, m: FinetuneManager, registry: Registry, set
         shape = next(t for t in m.tasks() if t["name"] == body.task)
     else:
         shape = parsed = task_file.parse(body.task_text, settings.max_corpus_bytes)
-        label = body.task_name or f"uploaded task ({parsed['examples']} examples)"
+        label = name or f"uploaded task ({parsed['examples']} examples)"
     if body.readout is not None:  # overrides the task's own declaration; it must fit the task's kind and labels
         problem = readouts.fit_problem(body.readout, shape["kind"], shape["labels"])
         if problem:

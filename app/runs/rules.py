@@ -61,17 +61,19 @@ BIDI = set(map(chr, [*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x2
 ZERO_WIDTH = set(map(chr, [0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF, 0x180E]))
 
 
-def clean_name(name: str | None) -> str | None:
-    """A run's name as shown in pickers: refused (422 naming `name`) when it holds control,
-    bidirectional or zero-width characters or only spaces; outer spaces dropped."""
+def clean_name(name: str | None, parameter: str = "name") -> str | None:
+    """A name as shown in pickers and lists (a run's `name`, a fine-tune's `task_name`): refused (422
+    naming `parameter`) when it holds control, bidirectional or zero-width characters or only spaces;
+    outer spaces dropped. The one rule for every name a teacher types, so that none can flip or
+    break the line it is shown on."""
     if name is None:
         return None
     bad = next((ch for ch in name if ch in BIDI or ch in ZERO_WIDTH or unicodedata.category(ch) in ("Cc", "Cs", "Zl", "Zp")),
                None)
     if bad is not None:
-        raise ApiError(f"name must be plain text on one line; it holds U+{ord(bad):04X} "
-                       f"({unicodedata.name(bad, 'a control character').lower()})", "name")
+        raise ApiError(f"{parameter} must be plain text on one line; it holds U+{ord(bad):04X} "
+                       f"({unicodedata.name(bad, 'a control character').lower()})", parameter)
     name = " ".join(name.split())
     if not name:
-        raise ApiError("name must hold some letters, not only spaces (or leave it out)", "name")
+        raise ApiError(f"{parameter} must hold some letters, not only spaces (or leave it out)", parameter)
     return name

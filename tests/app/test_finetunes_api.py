@@ -116,6 +116,15 @@ BAD_LINE[2] = '{"text": "no label here"}'
     ({"readout": ["gpt"]}, 422, "readout", "readout"),
     ({"task": "spaces", "task_text": None, "readout": {"gpt": "1"}}, 422, "readout", "whole-input"),
     ({"task_text": '{"readout": {"gpt": "castle"}}\n' + task_text()}, 422, "task_text", "line 1: field 'readout'"),
+    # issue 53 must 8: the task's name is shown in pickers and lists as a run's name is, under the same rule
+    ({"task_name": "king \u202e sea"}, 422, "task_name", "U+202E"),
+    ({"task_name": "king\nsea"}, 422, "task_name", "U+000A"),
+    ({"task_name": "\u200b"}, 422, "task_name", "U+200B"),
+    ({"task_name": "   "}, 422, "task_name", "only spaces"),
+    # and a readout reads characters a text can hold: no NUL, no control or invisible formatting characters
+    ({"task": "spaces", "task_text": None, "readout": {"insert": "\u0000"}}, 422, "readout", "U+0000"),
+    ({"task": "spaces", "task_text": None, "readout": {"insert": " \u202e"}}, 422, "readout", "U+202E"),
+    ({"task_text": '{"readout": {"insert": "\\u0000"}}\n' + task_text("token")}, 422, "task_text", "U+0000"),
 ])
 def test_bad_input_is_refused_naming_the_field(app_client, base, body, status, parameter, says):
     r = app_client.post("/api/finetunes", json={**base, "task_text": task_text(), **body}, headers=AUTH)
