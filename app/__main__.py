@@ -91,12 +91,15 @@ def main(argv: list[str] | None = None) -> None:
     if not settings.instructor_token:  # as Jupyter does: one random token, printed, shared by the workers,
         from .auth import TOKEN_FILE, kept_token  # kept in the data folder so that a restart keeps every login
 
-        token, made = kept_token(settings.data_dir, renew)
+        token, made, unsaved = kept_token(settings.data_dir, renew)
         os.environ["PLAYGROUND_INSTRUCTOR_TOKEN"] = token
         host = "127.0.0.1" if settings.host in ("0.0.0.0", "::") else settings.host
         logins = dict.fromkeys([f"http://{host}:{settings.port}", *base_urls(settings)])
-        kept = (f"a new one, kept in {settings.data_dir / TOKEN_FILE}" if made else
-                f"the one kept in {settings.data_dir / TOKEN_FILE}; --new-instructor-token makes a new one")
+        where = settings.data_dir / TOKEN_FILE
+        kept = (f"a new one for this start only, not kept: {where} cannot hold it ({unsaved}), so a restart "
+                f"makes another and logs every browser out" if unsaved else
+                f"a new one, kept in {where}" if made else
+                f"the one kept in {where}; --new-instructor-token makes a new one")
         print(f"Instructor login ({kept}; it starts training runs and class sessions: keep it to yourself):\n" +
               "".join(f"    {url}/login#token={token}\n" for url in logins), end="", flush=True)
     print(students_line(settings), flush=True)

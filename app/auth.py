@@ -34,8 +34,9 @@ import os
 import re
 import secrets
 import time
+from contextlib import suppress
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NamedTuple
 
 from fastapi import Depends, Request
 
@@ -58,12 +59,19 @@ TOKEN_FILE = "instructor_token"
 KEPT_TOKEN = re.compile(r"[A-Za-z0-9_-]{16,}")  # what new_token writes (URL-safe base64); anything else is replaced
 
 
-def kept_token(folder: Path, renew: bool = False) -> tuple[str, bool]:
-    """(the instructor token kept in the data folder, whether it was made now). The file is the
-    owner's only (0600, tightened if found looser), so a restart keeps the token and every login
-    made with it; a new token only when there is none, the file holds anything but a token this code
-    writes (not UTF-8, NUL bytes, spaces: KEPT_TOKEN), or `renew` asks (which logs every browser out).
-    A folder that cannot hold it: a fresh token for this start only."""
+class KeptToken(NamedTuple):
+    token: str
+    made: bool  # made now (none was kept, or `renew`)
+    unsaved: str | None = None  # why a token made now could not be kept (None: it is in the file)
+
+
+def kept_token(folder: Path, renew: bool = False) -> KeptToken:
+    """The instructor token kept in the data folder. The file is the owner's only (0600, tightened
+    if found looser), so a restart keeps the token and every login made with it; a new token only
+    when there is none, the file holds anything but a token this code writes (not UTF-8, NUL bytes,
+    spaces: KEPT_TOKEN), or `renew` asks (which logs every browser out). A place that cannot hold it
+    (the data folder is a file, `instructor_token` is a folder, a read-only disk): a fresh token for
+    this start only, with `unsaved` saying why, so that the start-up line does not call it kept."""
     path = Path(folder) / TOKEN_FILE
     if not renew:
         try:
@@ -71,20 +79,22 @@ def kept_token(folder: Path, renew: bool = False) -> tuple[str, bool]:
             if KEPT_TOKEN.fullmatch(token):  # one this code wrote (a crash can leave NUL bytes: not a token)
                 if path.stat().st_mode & 0o077:
                     path.chmod(0o600)
-                return token, False
+                return KeptToken(token, False)
         except (OSError, UnicodeDecodeError):  # unreadable, or not UTF-8 (not a token this code wrote): a new one
             pass
     token = new_token()
+    tmp = path.with_name(f".{TOKEN_FILE}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{TOKEN_FILE}.{os.getpid()}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             out.write(token + "\n")
         os.replace(tmp, path)
-    except OSError:
-        pass
-    return token, True
+    except OSError as e:
+        with suppress(OSError):  # no stray copy of the token left beside what could not hold it
+            tmp.unlink(missing_ok=True)
+        return KeptToken(token, True, e.strerror or type(e).__name__)
+    return KeptToken(token, True)
 
 
 def valid_text(value: str) -> bool:

@@ -50,14 +50,15 @@ def test_a_restart_keeps_the_token_and_a_new_one_only_when_asked(monkeypatch, ca
 
 
 def test_a_loose_file_is_tightened_and_a_folder_that_cannot_hold_it_still_serves(tmp_path):
-    token, made = kept_token(tmp_path)
+    token, made, unsaved = kept_token(tmp_path)
+    assert made and unsaved is None
     path = tmp_path / TOKEN_FILE
     path.chmod(0o644)
-    assert kept_token(tmp_path) == (token, False) and stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert kept_token(tmp_path) == (token, False, None) and stat.S_IMODE(path.stat().st_mode) == 0o600
     blocked = tmp_path / "a-file"
     blocked.write_text("not a folder")
-    fresh, made = kept_token(blocked)  # the data folder is a file: this start gets a token of its own
-    assert made and len(fresh) >= 16
+    fresh, made, unsaved = kept_token(blocked)  # the data folder is a file: this start gets a token of its own
+    assert made and len(fresh) >= 16 and unsaved
 
 
 def test_a_token_file_that_is_not_utf8_is_replaced_with_a_new_token(monkeypatch, capsys, tmp_path):
@@ -105,3 +106,13 @@ def test_a_token_file_that_holds_no_token_of_ours_is_replaced(monkeypatch, capsy
     token, said = start(monkeypatch, capsys, "--data-dir", str(tmp_path))
     assert re.fullmatch(r"[A-Za-z0-9_-]{16,}", token)  # one of ours: URL-safe, as new_token writes
     assert path.read_text(encoding="utf-8").strip() == token and "(a new one, kept in" in said
+
+
+def test_a_token_that_could_not_be_kept_is_not_said_to_be_kept(monkeypatch, capsys, tmp_path):
+    """`instructor_token` is a folder (issue 53): the start gets a token of its own, and the line says it
+    was not kept (a restart makes another and logs every browser out), not that it is kept there."""
+    (tmp_path / TOKEN_FILE).mkdir()
+    token, said = start(monkeypatch, capsys, "--data-dir", str(tmp_path))
+    assert re.fullmatch(r"[A-Za-z0-9_-]{16,}", token) and f"/login#token={token}" in said
+    assert "kept in" not in said and "not kept" in said and "for this start only" in said, said
+    assert (tmp_path / TOKEN_FILE).is_dir() and [p.name for p in tmp_path.iterdir()] == [TOKEN_FILE]  # nothing left
