@@ -172,7 +172,8 @@ class FamilyInfo(BaseModel):
     name: str = Field(description="File and API name: <name>.onnx, <name>.card.json, a run's families.")
     label: str
     objective: str = Field(description="What it learns, in plain words.")
-    attention: str = Field(description="causal (each position sees those before it) or bidirectional.")
+    attention: str = Field(description="Which positions each position may look at: causal, bidirectional, prefix or permuted.")
+    sees: str = Field(description="Its attention in a few words for a student (the home page's model card).")
     optional: bool = Field(description="A model set is whole without it.")
     trainable: bool = Field(description="The Train page offers it.")
     uses_nsp: bool
