@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import Depends, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import HTMLResponse, PlainTextResponse, Response
 from pydantic import BaseModel
 
 from . import auth
@@ -73,3 +73,22 @@ def errors(*statuses: int) -> dict:
 
 
 INFERENCE_ERRORS = errors(400, 404, 409, 413, 422, 503)
+HELD = ("a class session is answering this item and its teacher has not revealed it yet: the truth is held back "
+        "(naming `id`)")
+
+
+def held_by_a_class(responses: dict) -> dict:
+    """`responses` of a self-study answer route (NSP quiz, concept check) with the 409 it gives while a
+    class answers the same item; a 409 already listed keeps its own meaning beside it."""
+    other = responses.get(409, {}).get("description")
+    return {**responses, 409: {"model": ErrorBody, "description": f"{other}; or {HELD}" if other else HELD.capitalize()}}
+
+
+class CsvFile(PlainTextResponse):
+    """A CSV download (documented as text/csv: the route sends `text/csv; charset=utf-8`)."""
+    media_type = "text/csv"
+
+
+class JsonLinesFile(PlainTextResponse):
+    """A JSON Lines download, one JSON object a line (documented as application/x-ndjson, as sent)."""
+    media_type = "application/x-ndjson"

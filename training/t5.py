@@ -190,6 +190,7 @@ def evaluate_t5(model, tok, docs, n_windows: int = 1000, seed: int = 2024) -> di
     rest of the line from both sides and its own spans so far), against the same architecture
     untrained and against always writing the most common character."""
     from .evaluate import most_common_id, objective_batches
+    from .t5_free import HOW_TEACHER_FORCED, first_windows, free_running
 
     was_training = model.training
     model.eval()
@@ -199,8 +200,11 @@ def evaluate_t5(model, tok, docs, n_windows: int = 1000, seed: int = 2024) -> di
     torch.manual_seed(seed)
     random_init = _span_scores(type(model)(model.cfg).eval(), batches, tok.first_char_id, tok.vocab_size)
     unigram = _span_scores(None, batches, tok.first_char_id, tok.vocab_size, unigram=most_common_id(tok))
+    # what the page shows (issue 54): the first 200 of these windows written freely, by the page's own rule
+    free = free_running(model, first_windows(batches), tok.vocab_size, model.cfg.context)
     model.train(was_training)
-    return {**trained, "random_init": random_init, "unigram_baseline": unigram,
+    return {**trained, "measured": HOW_TEACHER_FORCED, "free_running": free, "random_init": random_init,
+            "unigram_baseline": unigram,
             "recipe": {"noise": NOISE, "mean_span": MEAN_SPAN, "window": objective.length, "sentinels": T5_SENTINELS}}
 
 

@@ -14,7 +14,6 @@ from typing import Annotated, AsyncIterable, Literal
 
 from anyio import to_thread
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
-from fastapi.responses import PlainTextResponse
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
 from .. import auth, deps
@@ -296,7 +295,7 @@ async def _events(norm: str, request: Request, c: Classes, registry) -> AsyncIte
             return
 
 
-@router.get("/api/sessions/{code}/export.csv", response_class=PlainTextResponse, responses=errs(*INSTRUCTOR, *CODE))
+@router.get("/api/sessions/{code}/export.csv", response_class=deps.CsvFile, responses=errs(*INSTRUCTOR, *CODE))
 def export(code: CodePath, _: Instructor, c: ClassesDep, registry: deps.RegistryDep):
     """Every answer with its nickname (instructor), as CSV; for NSP, Be the BERT and the concept check
     also right or wrong, the right answer, the item's text and whether the item was revealed."""
@@ -306,7 +305,7 @@ def export(code: CodePath, _: Instructor, c: ClassesDep, registry: deps.Registry
                     headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
 
-@router.get("/api/sessions/{code}/labels.jsonl", response_class=PlainTextResponse,
+@router.get("/api/sessions/{code}/labels.jsonl", response_class=deps.JsonLinesFile,
             responses=errs(*INSTRUCTOR, *CODE))
 def label_task(code: CodePath, _: Instructor, c: ClassesDep, registry: deps.RegistryDep):
     """Label together's pooled labels as a fine-tune task file (instructor): JSON Lines
@@ -336,7 +335,7 @@ def report_file(code: CodePath, _: Instructor, c: ClassesDep, registry: deps.Reg
                     headers={"Content-Disposition": f'attachment; filename="class-{data["code"]}-report.json"'})
 
 
-@router.get("/api/sessions/{code}/scores.csv", response_class=PlainTextResponse, responses=errs(*INSTRUCTOR, *CODE))
+@router.get("/api/sessions/{code}/scores.csv", response_class=deps.CsvFile, responses=errs(*INSTRUCTOR, *CODE))
 def scores_file(code: CodePath, _: Instructor, c: ClassesDep, registry: deps.RegistryDep):
     """One row per student (instructor): right and counted items per scored activity, and the total."""
     data = report.build(c.db, registry, code)

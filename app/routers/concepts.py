@@ -59,7 +59,8 @@ def concepts(order: Annotated[int | None, Query(ge=0, le=MAX_SEED, description=(
     return {"order": order, "questions": [public(q, k + 1, order) for k, q in enumerate(items)]}
 
 
-@router.post("/api/concepts/{question_id}/answer", response_model=ConceptResult, responses=deps.errors(400, 404, 413, 422))
+@router.post("/api/concepts/{question_id}/answer", response_model=ConceptResult,
+             responses=deps.held_by_a_class(deps.errors(400, 404, 413, 422)))
 def answer(question_id: str, req: ConceptAnswer, request: Request):
     """Check an answer (`choice` as shown in `order`); every answer comes with the explanation, the
     applet to try and, when it is wrong, why the chosen answer is wrong (409 while a class session

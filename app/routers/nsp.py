@@ -32,7 +32,8 @@ def quiz_item(params: Annotated[QuizQuery, Query()], registry: deps.RegistryDep,
     return {"id": item["id"], "index": index, "a": item["a"], "b": item["b"], "count": len(bank)}
 
 
-@router.post("/api/nsp/quiz/{item_id}/answer", response_model=QuizResult, responses=deps.INFERENCE_ERRORS)
+@router.post("/api/nsp/quiz/{item_id}/answer", response_model=QuizResult,
+             responses=deps.held_by_a_class(deps.INFERENCE_ERRORS))
 def quiz_answer(item_id: str, req: QuizAnswer, registry: deps.RegistryDep, request: Request):
     """Check a guess against the truth and against the model's own guess (409 while a class session
     answers this item and the teacher has not revealed it)."""

@@ -141,7 +141,7 @@ class SessionState(BaseModel):
     display_code: str
     page: Page
     page_name: str
-    item: str | None
+    item: str | None = Field(None, description="The item the class is on; left out while there is none (the lobby).")
     locked: bool
     revealed: bool
     leaderboard: bool
