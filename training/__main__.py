@@ -77,8 +77,23 @@ def cmd_train(args) -> None:
 
 
 def cmd_evaluate(args) -> None:
-    from .evaluate import evaluate_checkpoint
-    print(json.dumps(evaluate_checkpoint(args.checkpoint, args.text, args.split), indent=1))
+    from .evaluate import evaluate_checkpoint, evaluate_set
+    if not Path(args.checkpoint).is_dir():
+        if args.family or args.write_card:
+            raise SystemExit("python -m training evaluate: --family and --write-card are for a model set folder")
+        print(json.dumps(evaluate_checkpoint(args.checkpoint, args.text, args.split or "test"), indent=1))
+        return
+    # a model set folder: its family's model rebuilt from the set's ONNX file (the shipped set has no checkpoints)
+    if not args.family or args.text:
+        raise SystemExit("python -m training evaluate: a model set folder needs --family (which of its models), "
+                         "and takes --corpus (its held-out splits), not --text")
+    from .data import DEFAULT_CORPUS
+    try:
+        result = evaluate_set(args.checkpoint, args.family, args.corpus or DEFAULT_CORPUS,
+                              [args.split] if args.split else ["validation", "test"], args.write_card)
+    except (OSError, ValueError) as e:
+        raise SystemExit(f"python -m training evaluate: {e}") from None
+    print(json.dumps(result, indent=1))
 
 
 def cmd_export(args) -> None:
@@ -113,10 +128,15 @@ def main(argv: list[str] | None = None) -> None:
     from .families import FAMILIES
 
     add_train_args(sub.add_parser("train", help="pretrain one family: " + ", ".join(FAMILIES)))
-    p = sub.add_parser("evaluate", help="held-out metrics of a checkpoint, printed as JSON")
-    p.add_argument("checkpoint")
+    p = sub.add_parser("evaluate", help="held-out metrics of a checkpoint (or of a model set's model), printed as JSON")
+    p.add_argument("checkpoint", help="a checkpoint (ckpt.pt), or a model set folder with --family")
     p.add_argument("--text", default=None, help="held-out text file or folder (default: the corpus's held-out split)")
-    p.add_argument("--split", default="test", choices=["validation", "test"])
+    p.add_argument("--split", default=None, choices=["validation", "test"],
+                   help="default: test for a checkpoint; both (the card's) for a model set")
+    p.add_argument("--family", default=None, choices=list(FAMILIES), help="a model set's model to evaluate")
+    p.add_argument("--corpus", default=None, help="a model set's corpus (default: the shipped plays)")
+    p.add_argument("--write-card", action="store_true",
+                   help="write the figures into the set's <family>.card.json (e.g. models/t5.card.json)")
     p = sub.add_parser("export", help="write ONNX and check parity with PyTorch")
     p.add_argument("checkpoint")
     p.add_argument("--out", default="models")

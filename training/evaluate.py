@@ -7,6 +7,7 @@ BERT: masked-character top-1/top-5 under the 80/10/10 corruption at 15 %, beside
 """
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -143,3 +144,32 @@ def evaluate_model(family: str, model, tok: CharTokenizer, corpus: str | Path, t
     result = family_entry(family).evaluator()(model, tok, docs, **kw)
     source = str(text) if text is not None else f"{split} split of {Path(corpus).name}"
     return {"family": family, "held_out": source, "documents": [d.name for d in docs], **result}
+
+
+def evaluate_set(folder: str | Path, family: str, corpus: str | Path, splits: list[str], write_card: bool = False) -> dict:
+    """A model set's `family` on the corpus's held-out splits, the model rebuilt from the set's own
+    ONNX file (checked to give its logits), so the figures are the served model's even where its
+    checkpoint is gone. write_card: the results replace those splits in <family>.card.json (what
+    the home page's card and the pages read), after checking the card was trained on this split."""
+    from app.contract.spec import write_json
+
+    from .families import family as family_entry
+    from .inspect_export import model_from_onnx
+
+    folder = Path(folder)
+    card_path = folder / f"{family}.card.json"
+    card = json.loads(card_path.read_text(encoding="utf-8"))
+    docs = load_corpus(corpus)
+    for split in splits:
+        named = card.get("corpus", {}).get("split", {}).get(split)
+        if named is not None and named != [d.name for d in docs[split]]:
+            raise ValueError(f"{card_path.name} was measured on other {split} documents ({', '.join(named)}) "
+                             f"than {corpus}'s; give --corpus the one it was trained on")
+    model, _ = model_from_onnx(folder, family)
+    tok = CharTokenizer.load(folder / "vocab.json")
+    size = family_entry(family).eval_size
+    result = {split: evaluate_model(family, model, tok, corpus, split=split, **size) for split in splits}
+    if write_card:
+        card.setdefault("evaluation", {}).update(result)
+        write_json(card_path, card)
+    return result

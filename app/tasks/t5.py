@@ -64,17 +64,43 @@ class T5:
     def write(self, ids: list[int], spans: list[tuple[int, int]], limit: int) -> list[dict]:
         """Greedy: what T5 writes for each span, each character with its probability (the
         distribution over the ordinary characters and the sentinels, as the model gives it)."""
-        prefix = self.corrupted(ids, spans)
-        seq, written, k = list(prefix), [[] for _ in spans], -1
-        while len(seq) < self.context and sum(map(len, written)) + len(spans) < limit:
-            p = softmax(self.logits(seq, len(prefix))[-1])
-            token = int(p.argmax())
-            seq.append(token)
-            if token == SEP:
-                break
-            if token >= self.vocab.size:
-                k = token - self.vocab.size
-            elif 0 <= k < len(spans) and token >= FIRST_CHAR:
-                written[k].append({"char": self.vocab.token(token), "prob": float(p[token])})
+        line = Writing(self.corrupted(ids, spans), len(spans), self.vocab.size, self.context, limit)
+        while line.open:
+            line.take(softmax(self.logits(line.seq, line.prefix_len)[-1]))
         return [{"span": k, "start": s, "end": e, "truth": "".join(self.vocab.token(t) for t in ids[s:e]),
-                 "written": written[k]} for k, (s, e) in enumerate(spans)]
+                 "written": [{"char": self.vocab.token(t), "prob": p} for t, p in line.written[k]]}
+                for k, (s, e) in enumerate(spans)]
+
+
+class Writing:
+    """One line being written back greedily: THE rule of what T5 writes, shared by the page (T5.write
+    above) and the held-out evaluation (training/t5_free.py), so the card's free-running
+    figure measures what a student sees. Feed it the model's distribution after `seq`, one step at a
+    time, while `open`: it appends the likeliest token; a sentinel ⟨k⟩ starts span k, a character
+    goes to the span last started, [SEP] ends the writing. It stops at the context, at [SEP], or once
+    the characters written plus the spans reach `limit` (the page's: hidden + spans + 8)."""
+
+    def __init__(self, prefix: list[int], n_spans: int, vocab_size: int, context: int, limit: int):
+        self.seq, self.prefix_len = list(prefix), len(prefix)
+        self.n_spans, self.vocab_size, self.context, self.limit = n_spans, vocab_size, context, limit
+        self.written: list[list[tuple[int, float]]] = [[] for _ in range(n_spans)]  # (token, probability)
+        self.span, self.closed = -1, False
+
+    @property
+    def open(self) -> bool:
+        return (not self.closed and len(self.seq) < self.context
+                and sum(map(len, self.written)) + self.n_spans < self.limit)
+
+    def take(self, p: np.ndarray) -> None:
+        token = int(p.argmax())
+        self.seq.append(token)
+        if token == SEP:
+            self.closed = True
+        elif token >= self.vocab_size:
+            self.span = token - self.vocab_size
+        elif 0 <= self.span < self.n_spans and token >= FIRST_CHAR:
+            self.written[self.span].append((token, float(p[token])))
+
+    def chars(self, k: int) -> list[int]:
+        """The characters written for span k."""
+        return [t for t, _ in self.written[k]]
