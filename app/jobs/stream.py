@@ -107,6 +107,22 @@ class EventStream(StreamingResponse):
     media_type = "text/event-stream"
 
 
+def documented(events: dict[str, str], what: str) -> dict:
+    """The OpenAPI `responses` entry of a job's stream: each message's fields, `event` one of `events`
+    (name -> what its data holds), `data` one JSON object. (The route's response_class stays Response,
+    so that FastAPI adds no second, plain-string schema beside it.)"""
+    listed = "; ".join(f"`{name}`: {holds}" for name, holds in events.items())
+    return {200: {"description": f"Server-sent events, {what}. The first message is `retry: {RETRY_MS}` alone; "
+                                 f"a comment line keeps a quiet stream open. Events: {listed}.",
+                  "content": {"text/event-stream": {"itemSchema": {
+                      "type": "object",
+                      "properties": {"id": {"type": "string", "description": "The line's number in the job's file "
+                                            "(Last-Event-ID resumes after it); none on `status`."},
+                                     "event": {"type": "string", "enum": list(events)},
+                                     "data": {"type": "string", "contentMediaType": "application/json"},
+                                     "retry": {"type": "integer", "minimum": 0}}}}}}}
+
+
 def stream(path: Path, request: Request, line: Line, status: Callable[[], dict], key: Callable[[dict], tuple],
            stopping: threading.Event) -> EventStream:
     return EventStream(tail(path, request, line, status, key, stopping),

@@ -12,9 +12,10 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 
 from .. import auth, deps
-from ..jobs import ACTIVE, TRAIN_MISSING, EventStream, public, training_available
+from ..jobs import ACTIVE, TRAIN_MISSING, public, training_available
+from ..jobs.stream import documented
 from ..runs import RunManager
-from ..runs.events import stream, summary
+from ..runs.events import EVENTS, stream, summary
 from ..runs.rules import MAX_MINUTES, MIN_CORPUS_CHARS, MIN_MINUTES, clean_name
 from ..errors import ApiError
 from ..schemas.runs import RunList, RunSummary, StartRun
@@ -84,11 +85,11 @@ NOT_FOUND_JSON = {404: {"description": "No such run", "content": {
     "application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}}}
 
 
-@router.get("/api/runs/{run_id}/events", response_class=EventStream, responses=NOT_FOUND_JSON)
+@router.get("/api/runs/{run_id}/events", response_class=Response,
+            responses={**documented(EVENTS, "the run's history first, then live"), **NOT_FOUND_JSON})
 def run_events(run_id: str, request: Request, m: deps.RunsDep, _: Annotated[dict, Depends(existing_run)]):
-    """Server-sent events: the run's whole history first, then live, one event per trainer line
-    (`start`, `models`, `progress`, `eval`, `sample`, `snapshot`, `exporting`, `finished`,
-    `cancelled`, `error`; data = the JSON line, ids count lines), plus `status` (the run summary)
-    whenever its status or snapshots change. The stream ends once the run has ended (or the server
-    stops). A reconnecting EventSource sends Last-Event-ID and gets only the lines after it."""
+    """Server-sent events: the run's whole history first, then live, one event per trainer line (data =
+    the JSON line, ids count lines), plus `status` (the run summary) whenever its status or snapshots
+    change; the events are listed under the 200 answer. The stream ends once the run has ended (or the
+    server stops). A reconnecting EventSource sends Last-Event-ID and gets only the lines after it."""
     return stream(m, run_id, request)

@@ -19,6 +19,23 @@ SUMMARY = ("id", "name", "status", "created", "started", "ended", "reason", "set
            "validation", "metrics", "snapshots", "steps", "shipped")
 
 
+# What the stream sends (the trainer's lines, training/live/, and the server's `status`), for its documentation.
+EVENTS = {
+    "start": "the trainer began (families, minutes, preset, seed, threads, device, corpus)",
+    "models": "each family's model and schedule (parameters, config, train), the corpus, the device",
+    "progress": "one family's step, loss, tokens_per_s, elapsed_s, remaining_s, fraction, lr",
+    "eval": "one family's validation loss at a step",
+    "sample": "what each family writes or fills now, at a step",
+    "snapshot": "a model set written (name, step, final), playable from now on",
+    "snapshot_failed": "a snapshot that could not be written (message)",
+    "exporting": "the final models are being written",
+    "finished": "the run ended: test metrics, validation_loss, steps, train_seconds",
+    "cancelled": "the run was stopped (reason)",
+    "error": "the run failed (message; parameter when an input was at fault)",
+    "status": "the run summary (as GET /api/runs/{id} lists it) whenever its status, snapshots or metrics change",
+}
+
+
 def summary(run: dict) -> dict:
     return {k: run.get(k) for k in SUMMARY}
 
