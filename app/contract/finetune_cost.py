@@ -237,17 +237,22 @@ def grid_words(jobs: list[tuple], arms: list[str], sizes: list, seeds: int, work
 def estimate(shape: Shape, arms: list[str], sizes: list, seeds: int, step_seconds: float, start_seconds: float, *,
              zero_label: bool = False, workers: int = 2, cores: int = 2, fixed_steps: int | None = None,
              small: float | None = None, export: bool = True, gpt_way: bool = False,
-             trained_up_to: int | None = None) -> dict:
+             trained_up_to: int | None = None, busy: dict | None = None) -> dict:
     """{"seconds", "step_seconds", "start_seconds", "jobs", "workers", "costs" (steps per job, the grid's
-    order), "text"} of a grid: arms and sizes that will run (app/contract/finetune_evidence.py
-    plan_sizes; the readout only where the task has one), seeds, with a measured step time here."""
+    order), "text", "load"} of a grid: arms and sizes that will run (app/contract/finetune_evidence.py
+    plan_sizes; the readout only where the task has one), seeds, with a measured step time here.
+    `busy` (app/contract/finetune_load.py load): the machine's load, whose slowdown stretches every
+    step and start (issue 52 must 4); None: an idle machine."""
     jobs = grid(arms, sizes, seeds, zero_label, trained_up_to)
     costs = job_steps(shape, jobs, fixed_steps, small)
     exports = sum(1 for a in EXPORTED if a in arms) if export else 0
     gpt_texts = shape.n_test if gpt_way else 0
-    seconds = wall(jobs, costs, step_seconds, start_seconds, workers, cores, exports, gpt_texts)
+    f = busy["factor"] if busy else 1.0
+    seconds = wall(jobs, costs, step_seconds * f, start_seconds * f, workers, cores, exports, gpt_texts)
     pool = min(workers, sum(1 for j in jobs if j[0] in TRAINED)) if workers > 1 else 1
-    text = (f"{duration_words(seconds)[0].upper()}{duration_words(seconds)[1:]} on this machine (one training step "
-            f"takes {step_seconds:.2g} s here; {grid_words(jobs, arms, sizes, seeds, workers)}).")
+    text = (f"{duration_words(seconds)[0].upper()}{duration_words(seconds)[1:]} on this machine ("
+            + (f"{busy['words']}; " if busy else "")
+            + f"one training step takes {step_seconds:.2g} s here; {grid_words(jobs, arms, sizes, seeds, workers)}).")
     return {"seconds": round(seconds, 1), "step_seconds": step_seconds, "start_seconds": start_seconds,
-            "jobs": len(jobs), "workers": max(1, pool), "costs": [round(c, 2) for c in costs], "text": text}
+            "jobs": len(jobs), "workers": max(1, pool), "costs": [round(c, 2) for c in costs], "text": text,
+            "load": busy}

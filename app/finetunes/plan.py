@@ -15,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..contract import finetune_cost as cost
-from ..contract import readouts
+from ..contract import finetune_load, readouts
 from ..contract.finetune_evidence import plan as make_plan
 from ..contract.task_format import Task, parse_task
 from ..errors import ApiError
@@ -58,9 +58,10 @@ def arms_that_run(task: Task, arms: list[str], readout, has_gpt: bool) -> tuple[
 
 
 def estimate(task: Task, sizes: list, arms: list[str], seeds: int, readout, folder: Path, timing: dict | None,
-             why: str | None, steps: int | None = None) -> dict:
-    """{"seconds", "step_seconds", "jobs", "workers", "text", "why"}: the time a start would take here,
-    or (no step time yet) the grid without it and why."""
+             why: str | None, steps: int | None = None, nice: int = 0) -> dict:
+    """{"seconds", "step_seconds", "jobs", "workers", "text", "why", "load"}: the time a start would take
+    here, with the machine's load now (the trainer runs at `nice`), or (no step time yet) the grid
+    without it and why."""
     declared = task.meta.get("readout") if readout is None else readout
     shape = cost.Shape(task, int((timing or {}).get("context") or 128))
     zero = "readout" in arms and readouts.zero_label(declared, task.kind)
@@ -76,12 +77,14 @@ def estimate(task: Task, sizes: list, arms: list[str], seeds: int, readout, fold
                 "text": f"How long it will take is not known yet: {why} ({words}).", "why": why, "measuring": False}
     step = timing["step_seconds"] * shape.padded / timing["padded_length"]  # this task's texts, not the measured ones
     small = timing["small_step_seconds"] / timing["step_seconds"] if timing.get("small_step_seconds") else None
+    busy = finetune_load.load(workers, nice)
     est = cost.estimate(shape, arms, sizes, seeds, step, timing["start_seconds"], zero_label=zero, workers=workers,
-                        cores=cores, fixed_steps=steps, small=small, export=True, gpt_way=gpt)
-    return {k: est[k] for k in ("seconds", "step_seconds", "jobs", "workers", "text")} | {"why": None, "measuring": False}
+                        cores=cores, fixed_steps=steps, small=small, export=True, gpt_way=gpt, busy=busy)
+    return {k: est[k] for k in ("seconds", "step_seconds", "jobs", "workers", "text", "load")} | {"why": None,
+                                                                                                 "measuring": False}
 
 
-def full_plan(body, folder: Path, model_id: str, step_times, max_bytes: int) -> dict:
+def full_plan(body, folder: Path, model_id: str, step_times, max_bytes: int, nice: int = 0) -> dict:
     """The plan of a start: the split and sizes (`plan`), the arms that run, and the estimate."""
     task = task_of(body.task, body.task_text, max_bytes)
     if body.readout is not None:  # as POST /api/finetunes: one that does not fit the task is a 422 naming it
@@ -92,7 +95,7 @@ def full_plan(body, folder: Path, model_id: str, step_times, max_bytes: int) -> 
     has_gpt = (Path(folder) / "gpt.onnx").exists()
     arms, skipped_arms = arms_that_run(task, list(dict.fromkeys(body.arms)), body.readout, has_gpt)
     timing, why = step_times.get(model_id, folder, body.task, body.task_text)
-    est = estimate(task, p["sizes"], arms, body.seeds, body.readout, folder, timing, why, body.steps)
+    est = estimate(task, p["sizes"], arms, body.seeds, body.readout, folder, timing, why, body.steps, nice)
     return p | {"arms": arms, "skipped_arms": skipped_arms,
                 "estimate": est | {"measuring": timing is None and step_times.measuring(model_id, folder)}}
 

@@ -32,4 +32,5 @@ def plan_finetune(body: PlanRequest, m: deps.FinetunesDep, registry: deps.Regist
         if spec.name not in meta.families:
             raise ApiError(f"model {meta.id!r} has no {spec.label} to fine-tune; pick a set with a {spec.label}",
                            "model", status=409)
-    return deps.respond(Plan, full_plan(body, meta.folder, meta.id, m.step_times, settings.max_corpus_bytes))
+    return deps.respond(Plan, full_plan(body, meta.folder, meta.id, m.step_times, settings.max_corpus_bytes,
+                                          settings.run_nice))

@@ -43,6 +43,15 @@ class SkippedArm(BaseModel):
     why: str = Field(description="Why the trainer will skip the arm, in its own words.")
 
 
+class Load(BaseModel):
+    load: float = Field(description="The machine's 1-minute load average when the plan was made.")
+    cores: int
+    nice: int = Field(description="The nice the trainer runs at (the server's run_nice).")
+    factor: float = Field(description="How many times an idle machine's time the load makes the grid take "
+                          "(app/contract/finetune_load.py); counted in `seconds`.")
+    words: str
+
+
 class Estimate(BaseModel):
     seconds: float | None = Field(description="Wall-clock seconds from Start to the summary on this machine (the cost "
                                   "model, app/contract/finetune_cost.py); null while the step time is not known.")
@@ -53,6 +62,8 @@ class Estimate(BaseModel):
     text: str = Field(description="In words, for the page: about how long, the step time, the grid.")
     why: str | None = Field(description="Why there is no time yet (still measuring, a training holds the machine, ...).")
     measuring: bool = Field(description="The step time is being measured now: ask again in a few seconds.")
+    load: Load | None = Field(None, description="The machine's load counted in `seconds` (null while the step "
+                              "time is not known).")
 
 
 class Evidence(BaseModel):

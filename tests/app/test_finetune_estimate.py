@@ -15,6 +15,7 @@ from fastapi.testclient import TestClient
 
 from app.config import Settings
 from app.contract import finetune_cost as cost
+from app.contract import finetune_load
 from app.contract.task_format import parse_task
 from app.finetunes.step_times import FILE
 from app.main import create_app
@@ -33,7 +34,9 @@ def stand_in(timing: dict | None = TIMING, sleep: float = 0.0, error: str | None
 
 
 @pytest.fixture()
-def client(tiny_models_dir, tmp_path):
+def client(tiny_models_dir, tmp_path, monkeypatch):
+    # an idle machine whatever this one is doing: the load is counted (finetune_load), the test asks for none
+    monkeypatch.setattr(finetune_load, "machine", lambda: (0.0, os.cpu_count() or 1))
     settings = Settings(models_dir=tiny_models_dir, data_dir=tmp_path / "data", instructor_token=TOKEN, run_threads=1)
     with TestClient(create_app(settings)) as c:
         times = c.app.state.finetunes.step_times
@@ -60,7 +63,8 @@ def test_the_plan_says_how_long_the_start_would_take_here(client, tmp_path):
     cores = os.cpu_count() or 1
     assert est["jobs"] == 4 * 1 * 3 and est["workers"] == min(2, cores)  # sizes: 'all' only (4 training lines)
     expected = cost.estimate(shape, p["arms"], ["all"], 3, step, 3.0, workers=min(2, cores), cores=cores, small=0.2,
-                             export=True, gpt_way=True)  # three classifiers exported, GPT's way answers (as the server runs it)
+                             export=True, gpt_way=True,  # three classifiers exported, GPT's way answers (as the server runs it)
+                             busy=finetune_load.load(min(2, cores), Settings.model_fields["run_nice"].default))
     assert est["seconds"] == pytest.approx(expected["seconds"], abs=0.1) and est["text"] == expected["text"]
     assert f"one training step takes {step:.2g} s here; 12 fine-tunes: 4 arms x 1 size x 3 seeds" in est["text"]
     kept = json.loads((tmp_path / "data" / FILE).read_text())  # kept in the data folder, keyed by the set
@@ -68,6 +72,26 @@ def test_the_plan_says_how_long_the_start_would_take_here(client, tmp_path):
     assert key.startswith(model + ":") and entry["step_seconds"] == 0.1 and entry["source"] == "measured"
     client.app.state.finetunes.step_times.command = stand_in(error="must not be asked again")
     assert ask(client, model=model)["estimate"]["step_seconds"] == pytest.approx(step)  # measured once per set
+
+
+def test_a_busy_machine_stretches_the_estimate_and_the_words_say_so(client, monkeypatch):
+    """Issue 52 must 4: the same start beside two busy processes on two cores takes about twice as long, the
+    trainer niced at the server's run_nice (10) far longer still; the words show the load."""
+    idle = ask(client, seeds=3)["estimate"]
+    assert idle["load"]["factor"] == 1.0 and "as good as idle" in idle["text"]
+    monkeypatch.setattr(finetune_load, "machine", lambda: (2.0, 2))
+    busy = ask(client, seeds=3)["estimate"]
+    nice = Settings.model_fields["run_nice"].default  # the fixture's settings leave it as it is
+    assert busy["load"] == finetune_load.load(min(2, os.cpu_count() or 1), nice, at=(2.0, 2))
+    assert busy["load"]["factor"] > 1.5 and busy["seconds"] > 1.5 * idle["seconds"]
+    assert "the machine is busy: load 2.0 on 2 cores" in busy["text"]
+
+
+def test_the_slowdown_is_one_when_idle_and_follows_the_shares_of_the_cores():
+    assert finetune_load.slowdown(0.0, 2, 2, nice=10) == 1.0  # idle: the cost model's own measured figures stand
+    assert finetune_load.slowdown(2.0, 2, 2) == pytest.approx(2.0)  # 4 processes on 2 cores: half a core each
+    assert finetune_load.slowdown(1.0, 4, 2) == 1.0  # spare cores: no one waits
+    assert finetune_load.slowdown(2.0, 2, 2, nice=10) > 9  # a niced grid beside nice-0 work gets a tenth of a core
 
 
 def test_more_seeds_take_longer_and_the_words_say_minutes(client):

@@ -23,8 +23,9 @@ vocabulary: app/contract/readouts.py; `none` switches it off). Output, one JSON 
      "sizes", "seeds", "n_train", "n_test", "jobs", "how", "skipped": [{"size"|"arm", "why"}], "notes",
      "majority": {"label", "score", "accuracy", "f1"},
      "estimate": {"seconds", "step_seconds", "small_step_seconds", "start_seconds", "padded_length", "jobs",
-                  "workers", "text", "time_left"}}   how long the grid will take here: a step timed now
-                                      (training/finetune/step_time.py) and app/contract/finetune_cost.py
+                  "workers", "text", "load", "time_left"}}   how long the grid will take here: a step timed
+                                      now (training/finetune/step_time.py), app/contract/finetune_cost.py and
+                                      the machine's load (app/contract/finetune_load.py)
     {"event": "result", "arm", "size", "seed", "metric", "score", "accuracy" (+ "f1"), "same_answer",
      "n_test", "examples", "validation", "steps", ..., "seconds", "cpu_seconds",
      "time_left": {"seconds", "text", "scale"}}  (+ "model", "step" with --snapshots; no time_left there)
@@ -49,6 +50,7 @@ import time
 from pathlib import Path
 
 from app.contract import finetune_cost as cost
+from app.contract import finetune_load
 from app.contract import readouts
 from app.contract.finetune_evidence import plan_sizes  # the one rule, shared with the page's plan
 
@@ -239,14 +241,18 @@ def time_plan(args, lab, task, arms, sizes, grid, device, export):
     timing = measure(lab.bert, lab.data, device)
     step = timing["step_seconds"]
     cores = os.cpu_count() or 1
+    busy = finetune_load.load(max(1, args.workers), os.nice(0) if hasattr(os, "nice") else 0)  # this process's nice
     gpt_texts = len(task.test) if not args.no_gpt and task.kind == "sequence" and (lab.folder / "gpt.onnx").exists() else 0
     est = cost.estimate(cost.Shape(task, lab.bert.cfg.context), arms, sizes, args.seeds, step, timing["start_seconds"],
                         zero_label=grid[:1] == [("readout", 0, 0)], workers=args.workers, cores=cores,
                         fixed_steps=args.steps, small=timing["small_step_seconds"] / step if step else None,
-                        export=export, gpt_way=bool(gpt_texts), trained_up_to=getattr(args, "trained_up_to", None))
+                        export=export, gpt_way=bool(gpt_texts), trained_up_to=getattr(args, "trained_up_to", None),
+                        busy=busy)
     exports = sum(1 for a in EXPORTED if a in arms) if export else 0
-    progress = Progress(grid, est.pop("costs"), step, workers=args.workers, cores=cores, exports=exports,
-                        gpt_texts=gpt_texts, start_seconds=timing["start_seconds"], now=time.time())
+    # the time left starts from the same busy machine: a step's wall time there, not its CPU time
+    progress = Progress(grid, est.pop("costs"), step * busy["factor"], workers=args.workers, cores=cores,
+                        exports=exports, gpt_texts=gpt_texts, start_seconds=timing["start_seconds"] * busy["factor"],
+                        now=time.time())
     return est | {k: timing[k] for k in ("small_step_seconds", "padded_length", "context", "device")} | {
         "time_left": progress.left(time.time())}, progress
 

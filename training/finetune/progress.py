@@ -11,12 +11,21 @@ ones in the main process while the workers run the trained ones, nothing started
 the workers have done on the jobs in their hands (each worker takes the next trained job when one
 of its own comes back: the first ones at the start), plus the exports not done yet. Plain Python:
 the trainer's command (training/finetune/command.py) calls it, the tests with made-up numbers.
+
+The time shown never climbs back by more than the noise of one step (issue 52 must 4: on a busy
+machine the figure went up and down for minutes): each report lies at most NOISE above the last one
+shown, NOISE being the larger of RISE_SECONDS and a RISE_SHARE of that figure (one job finishing a
+little late moves the scale by about that much). A real slowdown still shows, a little at each
+report, so the figure never sticks far below the truth; a figure that falls is shown as it falls.
+The unsmoothed figure is kept beside it (`raw_seconds`).
 """
 from __future__ import annotations
 
 from app.contract import finetune_cost as cost
 
 PRIOR = 0.2
+RISE_SECONDS = 5.0
+RISE_SHARE = 0.05
 
 
 class Progress:
@@ -28,6 +37,7 @@ class Progress:
         self.took = self.predicted = 0.0
         self.prior = PRIOR * sum(self.jobs.values())
         self.hands: dict[tuple, float] = {}  # trained jobs in a worker's hands -> when it took them
+        self.shown: tuple[float, float] | None = None  # (when, seconds) of the last time left reported
         self._take(now)
 
     def finished(self, result: dict, now: float) -> None:
@@ -63,6 +73,12 @@ class Progress:
         jobs = list(self.jobs)
         costs = [max(0.0, self.jobs[j] / self.step - (now - self.hands[j]) / (r * self.step)) if j in self.hands
                  else self.jobs[j] / self.step for j in jobs]
-        seconds = cost.wall(jobs, costs, r * self.step, self.start, self.workers, self.cores, self.exports,
-                            self.gpt_texts, started=True)
-        return {"seconds": round(seconds, 1), "text": cost.left_words(seconds), "scale": round(r, 3)}
+        raw = cost.wall(jobs, costs, r * self.step, self.start, self.workers, self.cores, self.exports,
+                        self.gpt_texts, started=True)
+        seconds = raw
+        if self.shown is not None:
+            last = self.shown[1]
+            seconds = min(raw, last + max(RISE_SECONDS, RISE_SHARE * last))
+        self.shown = (now, seconds)
+        return {"seconds": round(seconds, 1), "text": cost.left_words(seconds), "scale": round(r, 3),
+                "raw_seconds": round(raw, 1)}
