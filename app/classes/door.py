@@ -1,5 +1,10 @@
 """The door: how a class behind one address gets in while someone on that address guesses codes.
 
+First of all by the QR code: its link carries the session's join key (app/classes/joinkey.py), and a
+join with the right key is let past a spent address and never reaches the door. The door is for the
+student who typed the code (the address on the projector, no scan): their join cannot be told apart
+from a guess.
+
 A school's phones often share one public address (a NAT). Once that address has spent its code
 guesses (app/classes/guard.py), a join from it can no longer be answered by whether its code is
 right: a different answer for the right code would tell the guesser which code is right, at no
@@ -29,7 +34,14 @@ then one every CODE_EVERY_S (20 a minute), and all addresses together CODE_GLOBA
 every CODE_GLOBAL_EVERY_S (120 a minute); past that, answers carry nothing. With 50 classes live at
 once, one guess finds one with probability 50 / 148 million: on average 2.96 million guesses,
 103 days at one address's rate, 17 days at every address's together, against sessions that
-expire after hours."""
+expire after hours.
+
+The key's odds: a join key is 128 random bits, 2**128 = 3.4e38 keys per session, and only a join
+naming the right code can use one (a wrong code is a guess of the code, budgeted above). A wrong
+key is no key: the join takes the typed code's path (this door, the same 429). Tries of keys from
+a spent address are not budgeted (each wrong one is answered as a wrong code is), and need not
+be: even at a million joins a second, which no server of this app answers, finding one session's
+key takes on average 2**127 / 1e6 s, 5.4e24 years, against sessions that expire after hours."""
 from __future__ import annotations
 
 import logging

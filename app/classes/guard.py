@@ -13,7 +13,8 @@ script cannot lock the class out:
   refused (429) before the code is looked up, so a guesser learns nothing more. A student who
   types the right code spends nothing, and a student who has joined (holds the session's cookie)
   or the instructor is never refused by it: only guesses are budgeted, so one guesser behind a
-  shared address (a school NAT) does not lock out the classmates already in.
+  shared address (a school NAT) does not lock out the classmates already in. A join carrying the
+  session's join key (the QR link's: app/classes/joinkey.py) is let past a spent address.
 
 Both answer 429 with Retry-After and the parameter they are about (`nickname`, `code`)."""
 from __future__ import annotations
