@@ -14,8 +14,16 @@ nickname waits at the door, the teacher sees it (GET the session: `door`, the te
 lets the door in (PUT .../state {"let_in_door": true}: each nickname becomes a let-in one, as
 `admit` makes it), and the student's page, which tries again by itself, gets in with the next try.
 
-The knock is written after the answer, on a writer thread of its own, so a right code and a wrong
-one take the same time to answer (both read the session once).
+Timing (issue 53): the two answers are the same 429 but not the same work. A right code's join
+reads the session's row twice (its plan decoded each time) and queues a knock, written on a thread
+of its own while the answer is sent; a wrong code's finds no row. benchmarks/door_timing.py measured
+the right code's p50 1.98 ms slower than the wrong code's (p10 8.1 against 6.8 ms, p90 62 against
+52 ms, 388 and 394 joins on one connection, load average 18 on 2 shared cores). At that spread,
+telling a right code from a wrong one takes about a thousand joins, longer than the three seconds
+in which the budget answers a guess for real anyway; on a quiet server the spread is narrower and
+it may take far fewer (not measured). A spent address's joins are not budgeted, so this is not
+closed: that takes a door that does the same work whatever the code (the live sessions read by one
+query, knocks written at a fixed cadence).
 
 A flood of knocks cannot crowd a classmate out (the rule, app/classes/letin.py's numbers): a name
 already waiting stays, and its page's next knock (it tries again every few seconds) keeps it there;
