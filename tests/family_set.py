@@ -16,6 +16,8 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
+
 from app.contract import SPECS, card_file
 
 STEPS = 10  # a few steps: the contract is that it trains and packages, not how well
@@ -66,3 +68,9 @@ def family_set(request, tiny_build: Path, tmp_path_factory) -> Path:
             build_family_set(folder, tiny_build)
             complete.write_text("built by tests/family_set.py\n", encoding="utf-8")
     return folder
+
+
+@pytest.fixture(scope="session")
+def family_set_dir(request, tiny_build_dir, tmp_path_factory) -> Path:
+    """The fixture: `from tests.family_set import family_set_dir` in a test module that needs it."""
+    return family_set(request, tiny_build_dir, tmp_path_factory)

@@ -13,6 +13,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.config import Settings
+from app.contract.families import for_page
 from app.main import create_app
 from tests.app.test_engine_node import NODE, assert_same_attention, run_engine, run_server
 
@@ -62,7 +63,8 @@ def test_t5_and_plm_show_their_own_masks_with_their_real_weights(client, four_se
     r = client.post("/api/attention", json={"text": "the crown", "pad": 1, "seed": 3})
     assert r.status_code == 200, r.text
     out = r.json()
-    assert set(out) == {"gpt", "bert", "t5", "plm", "unknown_chars"}
+    assert set(out) == {*(s.name for s in for_page("attention")), "unknown_chars"}  # every family with a grid: null where the set has none
+    assert all(out[name] is not None for name in ("gpt", "bert", "t5", "plm"))  # the four this set holds
     # T5: " cr" (a third of the way in) hidden behind ⟨0⟩, then written back after [SEP]
     assert out["t5"]["tokens"] == [*"the", "⟨0⟩", *"own", "[SEP]", "⟨0⟩", *" cr"]
     # PLM: the characters in place, then one [MASK] query (15 % of 9, rounded)

@@ -15,7 +15,7 @@ from app.config import Settings
 from app.contract import SPECS, card_file, onnx_file
 from app.main import create_app
 from tests.app.test_engine_node import NODE, TOLERANCE, assert_same, run_engine
-from tests.family_set import STEPS, family_set
+from tests.family_set import STEPS, family_set_dir  # noqa: F401 (the fixture)
 
 pytest.importorskip("torch")
 
@@ -38,8 +38,8 @@ CASES = [case for page in PAGE_REQUESTS.values() for case in page]
 
 
 @pytest.fixture(scope="module")
-def built(request, tiny_build_dir, tmp_path_factory):
-    return family_set(request, tiny_build_dir, tmp_path_factory)
+def built(family_set_dir):  # noqa: F811
+    return family_set_dir
 
 
 @pytest.fixture(scope="module")

@@ -11,14 +11,14 @@ import json
 import pytest
 
 from app.contract import SPECS, card_file
-from tests.family_set import family_set
+from tests.family_set import family_set_dir  # noqa: F401 (the fixture)
 
 pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")
-def built(request, tiny_build_dir, tmp_path_factory):
-    return family_set(request, tiny_build_dir, tmp_path_factory)
+def built(family_set_dir):  # noqa: F811
+    return family_set_dir
 
 
 @pytest.fixture(scope="module")

@@ -5,6 +5,8 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 
+from app.contract import SPECS
+from tests.family_set import family_set_dir  # noqa: F401 (the fixture: every family, tiny)
 from training.evaluate import evaluate_checkpoint
 from training.export import check_parity, export_checkpoint
 from training.tokenizer import CharTokenizer
@@ -26,14 +28,14 @@ def test_tiny_models_dir_holds_the_contract(tiny_models_dir):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("family", ["gpt", "bert"])
-def test_onnx_parity_at_several_lengths(tiny_runs_dir, family, tmp_path):
-    ckpt = tiny_runs_dir / family / "ckpt.pt"
+@pytest.mark.parametrize("family", list(SPECS))
+def test_onnx_parity_at_several_lengths(family_set_dir, family, tmp_path):  # noqa: F811
+    ckpt = family_set_dir / "runs" / family / "ckpt.pt"
     report = export_checkpoint(ckpt, tmp_path)
     parity = report["parity"]
     assert {"len_1", "len_7", "len_64"} <= set(parity)
     assert parity["ok"] and parity["max_abs_diff"] <= 1e-4
-    if family == "gpt":
+    if SPECS[family].cached:  # a decoding graph: one character at a time equals the full forward
         assert parity["cached_decoding"] <= 1e-4
     # parity must catch a broken file: a different model's weights do not match
     _, model, tok, _ = load_checkpoint(ckpt)

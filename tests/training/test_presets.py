@@ -4,6 +4,7 @@ from dataclasses import fields
 import pytest
 import torch
 
+from app.contract import SPECS
 from training.__main__ import main as cli
 from training.presets import PRESETS, RECIPE, preset_config, preset_names, with_preset
 from training.train import TrainConfig, Trainer
@@ -16,7 +17,7 @@ def test_one_three_and_ten_minute_presets_exist():
     assert [PRESETS[n]["minutes"] for n in ("1min", "3min", "10min")] == [1.0, 3.0, 10.0]
 
 
-@pytest.mark.parametrize("family", ["gpt", "bert"])
+@pytest.mark.parametrize("family", list(SPECS))
 @pytest.mark.parametrize("name", ["1min", "3min", "10min"])
 def test_each_preset_is_a_valid_config_that_ends_on_the_clock(name, family):
     cfg = preset_config(name, family, corpus_chars=4_000_000)
@@ -53,7 +54,7 @@ def test_small_corpus_gets_a_smaller_context_and_a_tiny_one_a_clear_error():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("family", ["gpt", "bert"])
+@pytest.mark.parametrize("family", list(SPECS))
 def test_preset_trains_on_a_corpus_smaller_than_its_context_budget(tmp_path, family):
     # ~1,300 characters in 5 'documents': the preset must shrink to fit and train, not crash.
     corpus = tmp_path / "corpus"

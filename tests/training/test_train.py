@@ -4,6 +4,7 @@ import json
 import pytest
 import torch
 
+from app.contract import SPECS
 from training.__main__ import main as cli
 from training.train import TrainConfig, Trainer
 
@@ -16,6 +17,8 @@ def small_config(corpus, out, family="gpt", **kw):
     return TrainConfig(**{**base, **kw})
 
 
+# GPT and BERT: the two recipes measured on the short protocol (benchmarks/recipe.py), so a fall of 0.3
+# nats in 60 steps is a claim about them; every family trains in tests/app/test_family_contract.py
 @pytest.mark.parametrize("family", ["gpt", "bert"])
 def test_short_run_lowers_validation_loss(tiny_corpus, tmp_path, family):
     trainer = Trainer(small_config(tiny_corpus, tmp_path, family, steps=60, eval_interval=30))
@@ -76,6 +79,7 @@ def test_cli_train_then_evaluate_prints_json(tiny_corpus, tmp_path, capsys):
     assert 0 < result["nats_per_char"] < 10 and result["perplexity"] > 1 and result["chars_scored"] > 100
 
 
+# GPT and BERT: the families whose measured recipes choose between the two optimizers (AdamW and Muon)
 @pytest.mark.parametrize("family", ["gpt", "bert"])
 def test_muon_path_lowers_validation_loss(tiny_corpus, tmp_path, family):
     trainer = Trainer(small_config(tiny_corpus, tmp_path, family, steps=60, eval_interval=30,
@@ -138,7 +142,7 @@ def test_fit_reports_steps_and_evals_to_on_event(tiny_corpus, tmp_path):
     assert "step 20" in log.getvalue() and "tok/s" in log.getvalue()  # the progress bar went to log
 
 
-@pytest.mark.parametrize("family", ["gpt", "bert"])
+@pytest.mark.parametrize("family", list(SPECS))
 def test_lr_and_warmup_left_out_take_the_familys_defaults(tiny_corpus, tmp_path, family):
     from training.families import family as family_entry
 
