@@ -99,8 +99,12 @@ def one_round(streams: int, clients: int, port: int | None) -> dict:
             t = threading.Thread(target=busy, args=(url, code, cookies[k], f"127.0.6.{k + 2}", stop, done), daemon=True)
             t.start()
             threads.append(t)
-        time.sleep(2.0)  # the busy clients are in full swing
-        served = done[0]
+        deadline = time.monotonic() + 60
+        while clients and done[0] < 2 * clients and time.monotonic() < deadline:
+            time.sleep(0.1)  # every busy client has been answered once (the first Mask-Fill warms the model)
+        before = done[0]
+        time.sleep(2.0)  # then in full swing
+        served = done[0] - before
         t0 = time.monotonic()
         proc.send_signal(signal.SIGTERM)
         clean = [ended_cleanly(s) for s in socks]
