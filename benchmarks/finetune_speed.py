@@ -17,6 +17,12 @@ sizes 8 and all, 3 seeds), exported classifiers and GPT's way as the server runs
 time the page states before Start (the server's own estimate: a step timed by `--time-step`, as the
 server has it measured, and app/finetunes/plan.py) beside the measured wall time, and their ratio.
 Goal: they differ by less than half, and the grid ends within 180 s on 2 idle cores.
+
+--handoff --busy N (issue 52 must 4) starts N busy processes beside it first (`python -c "while True:
+pass"`, nice 0, killed at the end) and waits --settle seconds (default 60) so that the load average
+sees them, then states and runs as above: the stated time counts the load (app/contract/finetune_load.py).
+The grid runs at this script's nice (the server's trainer runs at run_nice, which the server's plan
+counts the same way); the load average at the statement and at the end is printed.
 """
 from __future__ import annotations
 
@@ -87,8 +93,25 @@ def handoff_task(folder: Path, lines: int = 20) -> Path:
     return path
 
 
-def handoff(model: str, threads: int, lines: int) -> None:
-    """The page's stated time for the hand-off, then the hand-off run and timed."""
+def busy_processes(n: int) -> list[subprocess.Popen]:
+    """n processes that want a core all the time, at nice 0, as a neighbour's work would."""
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+
+
+def handoff(model: str, threads: int, lines: int, busy: int = 0, settle: float = 60.0) -> None:
+    """The page's stated time for the hand-off (beside `busy` busy processes), then the hand-off run and timed."""
+    hogs = busy_processes(busy)
+    try:
+        if hogs:
+            time.sleep(settle)
+        _handoff(model, threads, lines, busy)
+    finally:
+        for h in hogs:  # only the processes this script started, each by its own handle
+            h.kill()
+            h.wait()
+
+
+def _handoff(model: str, threads: int, lines: int, busy: int) -> None:
     from app.contract.finetune_cost import HANDOFF
     from app.contract.finetune_evidence import plan as make_plan
     from app.contract.task_format import parse_task
@@ -102,7 +125,8 @@ def handoff(model: str, threads: int, lines: int) -> None:
         task = parse_task(path.read_text(encoding="utf-8"), "uploaded")
         sizes = make_plan(task, HANDOFF["sizes"])["sizes"]
         arms, _ = arms_that_run(task, HANDOFF["arms"], None, (Path(model) / "gpt.onnx").exists())
-        stated = estimate(task, sizes, arms, HANDOFF["seeds"], None, Path(model), timing, None)
+        stated = estimate(task, sizes, arms, HANDOFF["seeds"], None, Path(model), timing, None,
+                          nice=os.nice(0))  # the grid below runs at this script's nice
         r = measure(model, str(path), threads, ["--arms", ",".join(HANDOFF["arms"]),
                                                 "--sizes", ",".join(map(str, HANDOFF["sizes"])),
                                                 "--seeds", str(HANDOFF["seeds"])])
@@ -111,8 +135,9 @@ def handoff(model: str, threads: int, lines: int) -> None:
     print(f"hand-off ({lines} lines; {HANDOFF}): stated before Start {stated['seconds']:.0f} s, \"{stated['text']}\"; "
           f"measured {r['total_s']:.0f} s from launch to summary (ratio {ratio:.2f}: "
           f"{'within' if 0.5 < ratio < 1.5 else 'NOT within'} half; the trainer's own estimate at its start "
-          f"{r['trainer_estimate_s']} s); CPU {r['cpu_s']} s; load average {r['load_average_at_end'][0]:.1f} "
-          f"on {os.cpu_count()} cores")
+          f"{r['trainer_estimate_s']} s); CPU {r['cpu_s']} s; {busy} busy processes beside it; load average "
+          f"{stated['load']['load']:.1f} when stated (slowdown counted {stated['load']['factor']:.2f}), "
+          f"{r['load_average_at_end'][0]:.1f} at the end, on {os.cpu_count()} cores")
 
 
 def from_results() -> None:
@@ -134,13 +159,15 @@ def main() -> None:
     p.add_argument("--handoff", action="store_true", help="the class hand-off's grid: its stated time and measured time")
     p.add_argument("--lines", type=int, default=20, help="with --handoff: labelled lines of the class file")
     p.add_argument("--results", action="store_true", help="print the committed result files' cost and exit")
+    p.add_argument("--busy", type=int, default=0, help="with --handoff: busy processes to start beside it (nice 0)")
+    p.add_argument("--settle", type=float, default=60.0, help="with --busy: seconds to wait for the load average")
     p.add_argument("extra", nargs="*", help="more finetune flags after --, e.g. -- --steps 30")
     a = p.parse_args()
     if a.results:
         from_results()
         return
     if a.handoff:
-        handoff(a.model, a.threads, a.lines)
+        handoff(a.model, a.threads, a.lines, a.busy, a.settle)
         return
     r = measure(a.model, a.task, a.threads, a.extra)
     print(json.dumps(r, indent=1))

@@ -106,7 +106,8 @@ def plan_sizes(sizes: list, n_train: int, min_size: int) -> tuple[list, list[dic
             skipped.append({"size": s, "why": f"more than the {n_train} labelled training examples there are "
                                               f"('all' runs every one of them)"})
         elif s == n_train and "all" in sizes:
-            skipped.append({"size": s, "why": f"the same {n_train} examples as 'all'"})
+            skipped.append({"size": s, "why": f"'all' is these same {n_train} labelled examples, every one of them "
+                                              "used"})
         elif s < min_size:
             skipped.append({"size": s, "why": f"too few: every arm keeps some aside to check on, so a size needs "
                                               f"at least {min_size} examples"})

@@ -5,11 +5,12 @@ import { el, $ } from "../lib/dom.js";
 import { showError, clearError } from "../lib/errors.js";
 import { api, errorOf } from "../lib/api.js";
 import { plot } from "./finetune_plot.js";
+import { drawAnswer } from "./finetune_answer.js";
 import { showPlan } from "./finetune_plan.js";
 import { handoffWords, labelCounts } from "./finetune_handoff.js";
 import { chosenReadout, renderReadout } from "./finetune_readout.js";
 import { ARM_TEXT, metricOf, metricWords, numbersOf, overTimeHeading, pct, renderGpt, renderHeadline, renderLegend,
-  renderNotes, renderTable, series as seriesOf, sizeKeys, xOf } from "./finetune_results.js";
+  renderNotes, renderTable, series as seriesOf, sizeKeys, tooFewToTest, xOf } from "./finetune_results.js";
 
 /* ---------- one job on screen ---------- */
 const view = { id: null, detail: null, source: null, instructor: false, runs: {}, classTask: null, tasks: {}, upload: null,
@@ -62,11 +63,18 @@ function render(detail) {
   const lines = seriesOf(detail, numbers, keys);
   const steps = detail.by === "step";
   const words = metricWords(detail);
+  // a log scale needs two sizes to space; below the evidence minimum the whiskers (seeds only) are not drawn
+  const log = !steps && new Set(lines.flatMap((s) => (s.points || []).map((q) => q.x)).filter((x) => x > 0)).size > 1;
+  const few = tooFewToTest(detail);
+  const drawn = few ? lines.map((s) => (s.points ? { ...s, points: s.points.map((q) => ({ ...q, lo: null, hi: null })) } : s))
+    : lines;
+  const what = few ? "mean over the seeds (no range: too few test texts)" : "mean and 95 % interval";
   $("#ft-plot-caption").textContent = steps
-    ? `The pretrained model's ${words} against the pretraining steps of the snapshot fine-tuned: mean and 95 % interval`
-    : `${words[0].toUpperCase() + words.slice(1)} against the number of labelled examples: mean and 95 % interval per arm`;
-  plot($("#ft-plot"), lines, { label: `${words} per arm`, logX: !steps, yRange: [0, 1],
-    xLabel: steps ? "pretraining steps" : "labelled examples (log scale)", yTick: (y) => Math.round(100 * y) + " %",
+    ? `The pretrained model's ${words} against the pretraining steps of the snapshot fine-tuned: ${what}`
+    : `${words[0].toUpperCase() + words.slice(1)} against the number of labelled examples: ${what} per arm`;
+  plot($("#ft-plot"), drawn, { label: `${words} per arm`, logX: log, yRange: [0, 1],
+    xLabel: steps ? "pretraining steps" : "labelled examples" + (log ? " (log scale)" : ""),
+    yTick: (y) => Math.round(100 * y) + " %",
     xTick: (x) => (!steps && x === xOf("all", detail) ? `all (${x})` : String(x)), // the table's column name
     empty: detail.done ? "" : "the first point appears when the first fine-tune finishes" });
   renderLegend(lines);
@@ -336,6 +344,7 @@ async function start() {
 }
 
 async function main() {
+  drawAnswer(); // the answer first: from the page's own table, before any request
   $("#ft-go").addEventListener("click", start);
   $("#ft-classify").addEventListener("click", classify);
   $("#ft-text").addEventListener("keydown", (e) => { if (e.key === "Enter") classify(); });

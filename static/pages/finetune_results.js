@@ -101,9 +101,18 @@ export function renderLegend(list) {
     el("span", { class: "swatch" + (s.flat !== undefined ? " dashed" : "") }), s.name])));
 }
 
+/* Below the evidence minimum (app/contract/finetune_evidence.py) the seeds all score the same few test texts:
+   a range over seeds would look like certainty those texts cannot give (issue 52 must 3), so none is shown. */
+export function tooFewToTest(detail) {
+  const plan = (detail.settings && detail.settings.plan) || null;
+  const evidence = final(detail).evidence || (plan && plan.evidence) || null;
+  return Boolean(evidence && !evidence.enough);
+}
+
 function cellText(detail, arm, key, cell) {
   if (!cell || cell.mean === null) return "–";
-  let text = pct(cell.mean) + (cell.lo !== null && cell.lo !== undefined ? ` [${pct(cell.lo)} – ${pct(cell.hi)}]` : "");
+  const range = cell.lo !== null && cell.lo !== undefined && !tooFewToTest(detail);
+  let text = pct(cell.mean) + (range ? ` [${pct(cell.lo)} – ${pct(cell.hi)}]` : "");
   if (sameAnswer(detail, arm, key, cell)) text += " · gives the same answer to every text";
   const steps = final(detail).steps;
   if (steps && steps[arm] && typeof steps[arm][key] === "number" && (arm === "full" || arm === "scratch")) {
@@ -115,8 +124,11 @@ function cellText(detail, arm, key, cell) {
 export function renderTable(detail, numbers, keys) {
   const t = $("#ft-table");
   const seeds = (detail.start && detail.start.seeds) || (detail.settings && detail.settings.seeds) || "";
+  const few = tooFewToTest(detail);
   t.replaceChildren(el("caption", { text: `${metricWords(detail)[0].toUpperCase() + metricWords(detail).slice(1)}: ` +
-    `mean [95 % interval] over ${seeds} seeds` + (detail.summary ? "" : " (results so far)") }));
+    (few ? `mean over ${seeds} seeds, no range: every seed is scored on the same ${final(detail).evidence?.n_test ??
+      (detail.start || {}).n_test ?? "few"} test texts, too few for a range to mean anything`
+      : `mean [95 % interval] over ${seeds} seeds`) + (detail.summary ? "" : " (results so far)") }));
   const by = detail.by === "step" ? "Pretraining step" : "Labelled examples";
   t.append(el("thead", {}, el("tr", {}, [el("th", { scope: "col", text: by }),
     ...keys.map((k) => el("th", { scope: "col", text: k }))])));
@@ -177,8 +189,9 @@ export function skippedLines(skipped) {
     if (same) same.sizes.push(s.size);
     else groups.push(s.arm ? { arm: s.arm, why: s.why } : { sizes: [s.size], why: s.why });
   }
-  return groups.map((g) => (g.arm ? `${ARM_TEXT[g.arm] || g.arm} skipped: ` : `${andList(g.sizes)} labelled examples skipped: `) +
-    g.why + ".");
+  // "Size 8 not run", never "8 labelled examples skipped": a size is a run, and no label is left out (issue 52 must 3)
+  return groups.map((g) => (g.arm ? `${ARM_TEXT[g.arm] || g.arm} skipped: `
+    : `${g.sizes.length > 1 ? "Sizes" : "Size"} ${andList(g.sizes)} not run: `) + g.why + ".");
 }
 
 export function renderNotes(detail) {

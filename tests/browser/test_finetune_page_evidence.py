@@ -146,7 +146,7 @@ def test_a_six_line_class_hand_off_says_what_it_can_before_and_after_and_claims_
             p.wait_for_function("() => document.querySelector('#ft-plan').dataset.enough === 'false'")
         before = page.inner_text("#ft-plan")
         assert "This task: 6 labelled texts, 4 to train on and 2 held out to test. Sizes that will run: all (4)." in before
-        assert f"8 labelled examples skipped: {SKIPPED}." in before  # the hand-off's grid: sizes 8 and all (issue 42 must 3)
+        assert f"Size 8 not run: {SKIPPED}." in before  # the hand-off's grid: sizes 8 and all (issue 42 must 3)
         assert ("The test part holds 2 texts, too few to compare two arms (that needs at least 20 test texts): no "
                 "difference is claimed") in before
         page.screenshot(path=str(shots / "before-start-1280x720.png"), full_page=True)
@@ -155,10 +155,10 @@ def test_a_six_line_class_hand_off_says_what_it_can_before_and_after_and_claims_
         phone.screenshot(path=str(shots / "before-start-390x844.png"))
         assert phone.evaluate("document.scrollingElement.scrollWidth <= innerWidth + 1")
         page.fill("#ft-sizes", "2,4,all")  # the plan follows the form
-        page.wait_for_function("() => /2 labelled examples skipped: too few/.test(document.querySelector('#ft-plan').textContent)")
-        assert "4 labelled examples skipped: the same 4 examples as 'all'." in page.inner_text("#ft-plan")
+        page.wait_for_function("() => /Size 2 not run: too few/.test(document.querySelector('#ft-plan').textContent)")
+        assert "Size 4 not run: 'all' is these same 4 labelled examples, every one of them used." in page.inner_text("#ft-plan")
         page.fill("#ft-sizes", "8,32,128,all")
-        page.wait_for_function("() => /128 labelled examples skipped/.test(document.querySelector('#ft-plan').textContent)")
+        page.wait_for_function("() => /Size 128 not run/.test(document.querySelector('#ft-plan').textContent)")
         page.fill("#ft-seeds", "2")
         quick_starts(page)
         start(page)
@@ -169,7 +169,7 @@ def test_a_six_line_class_hand_off_says_what_it_can_before_and_after_and_claims_
         assert "always answering" in gap  # the one yardstick 2 texts still give
         assert page.inner_text("#ft-gap .gap-details").startswith("With ")  # the sizes' scores, below the lead
         assert "LP-FT (the pretrained model fine-tuned)" in gap and "the model from scratch" in gap
-        assert f"8, 32 and 128 labelled examples skipped: {SKIPPED}." in notes  # the words said before Start
+        assert f"Sizes 8, 32 and 128 not run: {SKIPPED}." in notes  # the words said before Start
         detail = httpx.get(f"{lab}/api/finetunes/{job}").json()
         assert detail["final"]["evidence"]["enough"] is False and detail["final"]["headline"]["comparisons"] == []
         page.screenshot(path=str(shots / "six-lines-1280x720.png"), full_page=True)

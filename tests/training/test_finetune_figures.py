@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from training.finetune.readout import declared
-from training.finetune.report import PLAN, RESULTS, build_card, fingerprint, read
+from training.finetune.report import PLAN, RESULTS, SET, build_card, fingerprint, read
 from training.finetune.stats import METHOD, t_interval
 from training.finetune.tasks import CANDIDATES, SHIPPED, TASKS_DIR, load_task
 
@@ -56,12 +56,13 @@ def test_each_summary_is_what_its_result_lines_give():
 
 def test_every_shipped_per_character_task_declares_its_readout_and_reports_it_first():
     """A per-character task says how a head reads it, or says "none" out loud: the tasks no head can read
-    (issue 42's fixed set: repeats, names) declare it, and their files have no readout row."""
+    (issue 42's fixed set: repeats; names declares one since issue 52) declare it, and their files have no
+    readout row."""
     for name in (*SHIPPED, *CANDIDATES):
         task = load_task(name)
         if task.kind == "token":
             assert declared(task) or task.meta.get("readout") == "none", name
-    assert {n for n in CANDIDATES if load_task(n).kind == "token" and not declared(load_task(n))} == {"repeats", "names"}
+    assert {n for n in CANDIDATES if load_task(n).kind == "token" and not declared(load_task(n))} == {"repeats"}
     for path in files():
         _, results, summary = read(path)
         if "readout" in summary["results"]:
@@ -132,3 +133,42 @@ def test_the_task_files_are_what_the_build_script_writes():
     for name, rows in all_rows().items():
         text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows())
         assert (TASKS_DIR / f"{name}.jsonl").read_text(encoding="utf-8") == text
+
+
+def test_every_task_on_the_page_stands_in_the_group_its_declaration_and_the_card_give(card):
+    """Issue 52 must 2: the page's evidence is grouped (data-group="head" | "nohead"); a task stands where its
+    readout declaration puts it, and the card's comparisons of that task say the same (head_reads), so no task
+    a head reads sits under "Where no head can answer" (capitals did), nor one declared unreadable above it."""
+    html = (REPO / "templates" / "finetune.html").read_text(encoding="utf-8")
+    groups = re.findall(r'<section data-group="(head|nohead)"(.*?)</section>', html, re.S)
+    assert {g for g, _ in groups} == {"head", "nohead"}
+    reads = {}
+    for c in card["headline"]["comparisons"]:
+        reads.setdefault(c["task"], set()).add(c["head_reads"])
+    seen = set()
+    for group, body in groups:
+        tasks = set(re.findall(r'data-(?:figure|claim|noclaim)="(\w+)\.', body))
+        assert tasks, group
+        for task in tasks:
+            assert bool(declared(load_task(task))) == (group == "head"), (task, group)
+            assert reads.get(task, {group == "head"}) == {group == "head"}, (task, group, reads.get(task))
+            assert task not in seen, f"{task} stands in both groups"
+            seen.add(task)
+    assert {"names", "capitals"} <= {t for g, b in groups if g == "head"
+                                     for t in re.findall(r'data-(?:figure|claim|noclaim)="(\w+)\.', b)}
+
+
+def test_the_described_differences_are_the_files_and_never_claims(card):
+    """The probe against n-grams, and LP-FT against a readout run in a file of its own (names), are described
+    with their uncorrected intervals: recomputed from the result lines, and not among the card's comparisons."""
+    rows = card["described"]
+    probe = {(r["task"], r["size"]): r for r in rows if r["of"] == ["probe", "ngram"]}
+    assert {t for t, _ in probe} == set(SET)
+    for (task, size), r in probe.items():
+        _, results, _ = read(RESULTS / f"{task}-grid.jsonl")
+        by = {(x["arm"], x["seed"]): x["score"] for x in results if str(x["size"]) == size}
+        diffs = [by[("probe", k)] - by[("ngram", k)] for k in range(5)]
+        assert (r["mean"], r["lo"], r["hi"]) == pytest.approx(t_interval(diffs)), (task, size)
+    compared = {(c["task"], tuple(c["of"]), c["size"]) for c in card["headline"]["comparisons"]}
+    assert compared and not any((r["task"], tuple(r["of"]), r["size"]) in compared for r in rows)
+    assert "Described, not compared" in (REPO / "docs" / "finetune.md").read_text(encoding="utf-8")

@@ -33,6 +33,9 @@ DEFAULT = ["--workers", "2", "--no-export", "--no-gpt"]
 GRID = ["--arms", "readout,full,probe,scratch,ngram", "--sizes", "8,32,128,all", "--trained-up-to", "128", "--seeds", "5"]
 SET = ("names", "repeats", "follows", "spaces", "typos", "capitals", "punctuation", "backwards")
 PLAN = {f"{t}-grid": ["--task", t, *GRID] for t in SET}
+# A readout declared after its task's grid ran (issue 52 must 2: names, read as 1 - p(the letter there)):
+# run on its own with the grid's seeds, so each seed has the same labelled examples as the grid's arms.
+PLAN["names-readout"] = ["--task", "names", "--arms", "readout", "--sizes", "8,32,128,all", "--seeds", "5"]
 ARM_HEAD = {"readout": "readout (own head)", "full": "LP-FT", "probe": "linear probe", "scratch": "from scratch",
             "ngram": "char n-grams (balanced)"}
 
@@ -127,13 +130,65 @@ def build_card(model: str = "models") -> dict:
     sizes = sorted({k for _, _, k in comps}, key=lambda s: (s == "all", int(s) if s.isdigit() else 0))
     return {"model": model, "bert_onnx_sha256": fingerprint(model), "gpt_onnx_sha256": sha(Path(model) / "gpt.onnx"),
             "interval": METHOD, "files": files, "not_run": [n for n in PLAN if n not in files],
+            "described": described(),
             "headline": {"m": m, "tasks": tasks, "sizes": sizes, "claims": claims, "comparisons": rows,
                          "text": headline_text(m, tasks, sizes, rows)}}
 
 
 def head_reads(summary: dict) -> bool:
-    """Does a pretrained head read this task with no labels (it declares a readout, and one ran)?"""
-    return "readout" in summary.get("results", {})
+    """Does a pretrained head read this task with no labels? It does when the task declares a readout
+    (training/tasks/tasks.json, the file's first line): the page groups each task by the same rule."""
+    from .readout import declared
+    from .tasks import load_task
+
+    return "readout" in summary.get("results", {}) or bool(declared(load_task(summary["task"])))
+
+
+def scores_by_seed(task: str, arm: str) -> dict[str, dict[int, float]]:
+    """{size: {seed: score}} of one arm of one task, from every committed file of that task."""
+    out: dict[str, dict[int, float]] = {}
+    for name in PLAN:
+        path = RESULTS / f"{name}.jsonl"
+        if path.exists() and PLAN[name][PLAN[name].index("--task") + 1] == task:
+            for r in read(path)[1]:
+                if r["arm"] == arm and str(r["size"]) != "0":
+                    out.setdefault(str(r["size"]), {})[r["seed"]] = r["score"]
+    return out
+
+
+DESCRIBED = (("probe", "ngram"), ("full", "readout"))
+
+
+def described() -> list[dict]:
+    """Differences shown as description, never counted among the card's comparisons nor claimed (issue
+    52 must 2): the frozen probe against n-grams (never compared before), and LP-FT against a readout that
+    ran in a file of its own. Student's t over the per-seed differences (the same seeds: the same labelled
+    examples), 95 %, uncorrected."""
+    from .stats import t_interval
+
+    rows = []
+    for task in dict.fromkeys(PLAN[n][PLAN[n].index("--task") + 1] for n in PLAN):
+        for a, b in DESCRIBED:
+            left, right = scores_by_seed(task, a), scores_by_seed(task, b)
+            if a == "full" and (RESULTS / f"{task}-grid.jsonl").exists() and "readout" in read(
+                    RESULTS / f"{task}-grid.jsonl")[2]["results"]:
+                continue  # compared in the grid file itself, corrected with the rest
+            for size in ("8", "32", "128"):
+                seeds = sorted(set(left.get(size, {})) & set(right.get(size, {})))
+                if len(seeds) > 1:
+                    mean, lo, hi = t_interval([left[size][k] - right[size][k] for k in seeds])
+                    rows.append({"task": task, "of": [a, b], "size": size, "n": len(seeds), "mean": mean, "lo": lo,
+                                 "hi": hi})
+    return rows
+
+
+def described_text(rows: list[dict]) -> str:
+    if not rows:
+        return ""
+    said = "; ".join(f"{r['task']} at {r['size']}: {ARM_HEAD[r['of'][0]]} {100 * r['mean']:+.1f} points against "
+                     f"{ARM_HEAD[r['of'][1]]} ({100 * r['lo']:+.1f} to {100 * r['hi']:+.1f})" for r in rows)
+    return ("**Described, not compared** (95 % t interval over the per-seed differences, uncorrected: not among the "
+            f"card's comparisons and claimed nowhere): {said}.\n")
 
 
 def said(c: dict) -> str:
@@ -244,6 +299,8 @@ def markdown(card: dict) -> str:
         return ("The card `models/finetune.card.json` predates issue 32 (readout, LP-FT, class weights, seed-level "
                 "intervals): run `python -m training.finetune.report --run NAME` and then `python -m training.finetune.report`.")
     out = [f"Intervals: {card['interval']}.\n", f"**Over every file:** {card['headline']['text']}\n"]
+    if card.get("described"):
+        out.append(described_text(card["described"]))
     rows = {(r["file"], r["of"][1], r["size"]): r for r in card["headline"].get("comparisons", [])}
     for name, f in card["files"].items():
         out += file_table(name, f, rows)
