@@ -11,8 +11,11 @@ WRITE_EVERY_S. Anything else (an answer without a cookie, a join with a cookie t
 spends its address's budget: ADDRESS_WRITE_BURST at once, then one every ADDRESS_WRITE_EVERY_S. A
 join with no cookie at all is a new nickname and is left to the address's budget of new nicknames
 (app/classes/guard.py), so a class joining behind one address is budgeted as before. Over a budget:
-429 naming `code`, with Retry-After, answered after readers.REFUSAL_PAUSE_S, so a refused loop
-costs the server a few requests a second and touches no database.
+429 naming `code`, with Retry-After, answered after WRITE_REFUSAL_PAUSE_S (1 s): only a script is
+ever refused here, so holding its refusal costs no student anything, and a loop on N connections
+then sends at most N writes a second, each refused on the event loop without a database. (Each
+refused request still costs the server some CPU: at the reads' 0.1 s pause, 8 connections sent ~40
+writes a second, and the class's answers waited for the server's share of the machine.)
 
 The numbers leave a wide margin to a real student, who is never refused: one answer per item (an
 NSP pair, a concept question: a few a minute), a double-tap (2 at once), a rejoin after a reload
@@ -23,7 +26,6 @@ Per server process, like every limit here."""
 from __future__ import annotations
 
 import asyncio
-import time
 
 from anyio import to_thread
 from fastapi import Request
@@ -31,14 +33,16 @@ from fastapi import Request
 from ..errors import ApiError
 from ..limits import PerClient, clock, retry_after
 from .codes import cookie_name
-from .readers import REFUSAL_PAUSE_S, readers
+from .readers import readers
 
 WRITE_BURST, WRITE_EVERY_S = 30, 1 / 3  # a student: 30 at once, then 3 a second
 ADDRESS_WRITE_BURST, ADDRESS_WRITE_EVERY_S = 120, 0.1  # no student's cookie: 120 at once, then 10 a second
+WRITE_REFUSAL_PAUSE_S = 1.0  # a refused write is answered this much later (its Retry-After is at least 1 s too)
 
 
 class Writers:
-    def __init__(self, clock=clock):
+    def __init__(self, clock=clock, pause_s: float = WRITE_REFUSAL_PAUSE_S):
+        self.pause_s = pause_s
         self.students = PerClient(WRITE_BURST, WRITE_EVERY_S, clock=clock)
         self.addresses = PerClient(ADDRESS_WRITE_BURST, ADDRESS_WRITE_EVERY_S, clock=clock)
 
@@ -60,7 +64,7 @@ def _take(budget: PerClient, key: str, where: str) -> None:
 async def spend_write(request: Request, code: str, db, joining: bool = False) -> None:
     """Writers.write for a request (`code` in its stored form): on the event loop when the cookie is
     already known (every refused loop), in a thread when it must be looked up; a refusal is answered
-    after REFUSAL_PAUSE_S. A join without the session's cookie is not counted here (guard.py's)."""
+    after the budget's pause_s. A join without the session's cookie is not counted here (guard.py's)."""
     if joining and not request.cookies.get(cookie_name(code)):
         return
     budget = writers(request)
@@ -71,7 +75,7 @@ async def spend_write(request: Request, code: str, db, joining: bool = False) ->
             budget.write(request, code, db)
     except ApiError as e:
         if e.status == 429:
-            await asyncio.sleep(REFUSAL_PAUSE_S)
+            await asyncio.sleep(budget.pause_s)
         raise
 
 

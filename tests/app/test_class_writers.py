@@ -3,35 +3,27 @@ student looping answers (each a 409) or its own join is refused past WRITE_BURST
 `code`, while its classmates (on its address too) and the teacher are served, and a real student (a
 double-tap, a rejoin after a reload, a fast labeller) is never refused.
 
-The budgets run on a driven clock (`Clock`): time moves only when a test moves it, so nothing here
-depends on how fast this machine sends requests."""
+Every budget runs on the standing clock (tests/app/conftest.py): time moves only when a test moves
+it, so nothing here depends on how fast this machine sends requests. Refusals are answered at once
+here (pause_s 0), except in the one test of the pause."""
 from __future__ import annotations
+
+import time
 
 import pytest
 
-from app.classes.readers import Readers
 from app.classes.writers import (ADDRESS_WRITE_BURST, ADDRESS_WRITE_EVERY_S, WRITE_BURST, WRITE_EVERY_S,
-                                 Writers)
+                                 WRITE_REFUSAL_PAUSE_S, Writers)
 from tests.app.class_kit import browser, go, join, start
 from tests.app.test_class_door import AUTH, TOKEN, app, teacher  # noqa: F401 (the fixtures: the app, its teacher)
 
 NAT = "127.0.0.40"  # a school's one address: the looper and two classmates behind it
 
 
-class Clock:
-    def __init__(self):
-        self.t = 1000.0
-
-    def __call__(self) -> float:
-        return self.t
-
-
 @pytest.fixture
-def clock(app):
-    now = Clock()
-    app.state.class_readers, app.state.class_writers = Readers(clock=now), Writers(clock=now)
-    yield now
-    app.state.class_readers = app.state.class_writers = None  # the next test gets fresh ones
+def clock(app, standing_clock):
+    app.state.class_writers = Writers(pause_s=0.0)  # on the standing clock; refusals answered at once
+    return standing_clock
 
 
 def answer(student, code: str, item: str, choice: str = "IsNext", activity: str = "nsp"):
@@ -58,7 +50,7 @@ def test_a_student_looping_answers_is_refused_past_its_burst_and_the_class_is_se
     assert [answer(s, code, item, "NotNext").status_code for s in classmates] == [201, 201]
     assert teacher.get(f"/api/sessions/{code}/results").json()["items"][0]["answered"] == 3
     # one write comes back every WRITE_EVERY_S
-    clock.t += WRITE_EVERY_S
+    clock.advance(WRITE_EVERY_S)
     assert answer(looper, code, item).status_code == 409
     assert refused(answer(looper, code, item))
 
@@ -90,7 +82,7 @@ def test_a_normal_student_is_never_refused(app, teacher, clock):
     assert student.post(f"/api/sessions/{code}/join", json={"nickname": "Ana"}).status_code == 200  # a reload
     go(teacher, code, page="label")
     for k in range(len(lines)):
-        clock.t += 1.0
+        clock.advance(1.0)
         got = [answer(student, code, f"l{k + 1}", "happy", "label").status_code for _ in range(2)]
         assert got == [201, 409], (k, got)
 
@@ -105,5 +97,18 @@ def test_writes_without_a_students_cookie_spend_their_address_budget(app, teache
     forged = browser(app, NAT, cookies={f"pp_class_{code}": "made-up"})
     assert refused(answer(forged, code, item))  # a made-up cookie is no student: its address pays
     assert answer(student, code, item).status_code == 201  # the student behind that address is not refused
-    clock.t += ADDRESS_WRITE_EVERY_S
+    clock.advance(ADDRESS_WRITE_EVERY_S)
     assert answer(stranger, code, item).status_code == 403
+
+
+def test_a_refused_write_is_answered_after_the_pause(app, teacher, standing_clock):
+    """A refused write waits WRITE_REFUSAL_PAUSE_S before its 429, so a loop on N connections sends at most
+    N writes a second (only a script is ever refused, so nobody real waits). A lower bound: sleeping
+    never takes less than asked, however busy the machine."""
+    code = start(teacher)
+    looper, _ = join(app, code, "Loop")
+    url = f"/api/sessions/{code}/join"
+    assert [looper.post(url, json={"nickname": "Loop"}).status_code for _ in range(WRITE_BURST)] == [200] * WRITE_BURST
+    t0 = time.monotonic()
+    assert refused(looper.post(url, json={"nickname": "Loop"}))
+    assert time.monotonic() - t0 >= WRITE_REFUSAL_PAUSE_S
