@@ -170,6 +170,10 @@ def test_a_six_line_class_hand_off_says_what_it_can_before_and_after_and_claims_
         assert page.inner_text("#ft-gap .gap-details").startswith("With ")  # the sizes' scores, below the lead
         assert "LP-FT (the pretrained model fine-tuned)" in gap and "the model from scratch" in gap
         assert f"Sizes 8, 32 and 128 not run: {SKIPPED}." in notes  # the words said before Start
+        # below the minimum no range over seeds alone, and no log scale for the one size that ran (issue 52 must 3)
+        table = page.inner_text("#ft-table")
+        assert " – " not in table and "no range" in table, table
+        assert page.locator("#ft-plot .whisker").count() == 0 and "log scale" not in page.inner_text("#ft-plot")
         detail = httpx.get(f"{lab}/api/finetunes/{job}").json()
         assert detail["final"]["evidence"]["enough"] is False and detail["final"]["headline"]["comparisons"] == []
         page.screenshot(path=str(shots / "six-lines-1280x720.png"), full_page=True)
