@@ -14,6 +14,19 @@ from fastapi import Request
 from ..jobs.stream import EventStream, sse, stream as job_stream
 
 
+# What the stream sends (the trainer's lines, training/finetune/command.py, and the server's `status`), for its
+# documentation.
+EVENTS = {
+    "start": "the grid: task, kind, metric, labels, arms, sizes, seeds, n_train, n_test, jobs, majority, estimate",
+    "result": "one finished fine-tune: arm, size, seed, score (accuracy or f1), n_test, seconds, time_left",
+    "classifier": "an exported classifier: arm, dir, accuracy, score",
+    "gpt_way": "GPT's zero-training answer, each label scored as a continuation",
+    "summary": "the trainer's summary per arm and size, its differences and its time",
+    "error": "the fine-tune failed (message; errors: a malformed task file's list)",
+    "status": "the job as GET /api/finetunes/{id} answers it, whenever it changes",
+}
+
+
 def line(raw: bytes, n: int) -> bytes | None:
     """One line as an SSE event; a line that is not a JSON object is skipped."""
     if not raw.strip():

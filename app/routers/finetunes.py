@@ -22,8 +22,9 @@ from ..runs import RunManager
 from ..runs.rules import clean_name
 from ..schemas.finetunes import (ARMS, ClassifyRequest, ClassifyResponse, FinetuneDetail, FinetuneList,
                                  FinetuneSummary, StartFinetune, TaskList)
-from ..jobs import ACTIVE, EventStream, public, training_available
-from ..finetunes.stream import stream
+from ..jobs import ACTIVE, public, training_available
+from ..finetunes.stream import EVENTS, stream
+from ..jobs.stream import documented
 
 router = APIRouter(tags=["fine-tuning"])
 SUMMARY_KEYS = ("id", "status", "created", "started", "ended", "reason", "settings")
@@ -130,7 +131,8 @@ NOT_FOUND_JSON = {404: {"description": "No such fine-tune", "content": {
     "application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}}}
 
 
-@router.get("/api/finetunes/{finetune_id}/events", response_class=EventStream, responses=NOT_FOUND_JSON)
+@router.get("/api/finetunes/{finetune_id}/events", response_class=Response,
+            responses={**documented(EVENTS, "the fine-tune's history first, then live"), **NOT_FOUND_JSON})
 def finetune_events(finetune_id: str, request: Request, m: deps.FinetunesDep,
                     _: Annotated[dict, Depends(existing)]):
     """Server-sent events: the whole history first, then live, one event per trainer line (`start`,

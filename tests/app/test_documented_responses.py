@@ -100,6 +100,16 @@ def test_the_run_event_stream_lists_the_events_it_sends(spec):
     assert "schema" not in content["text/event-stream"]  # one description of the body, not two
 
 
+def test_the_fine_tune_event_stream_lists_the_events_its_trainer_writes(spec):
+    """The fine-tune trainer's output, as its command documents it (training/finetune/command.py), and `status`."""
+    content = response(spec, "/api/finetunes/{finetune_id}/events", "get", "200")["content"]
+    assert list(content) == ["text/event-stream"] and "schema" not in content["text/event-stream"]
+    listed = set(content["text/event-stream"]["itemSchema"]["properties"]["event"]["enum"])
+    head = (REPO / "training" / "finetune" / "command.py").read_text(encoding="utf-8").split('"""')[1]
+    written = set(re.findall(r'\{"event": "([a-z_]+)"', head))
+    assert written and written | {"status"} == listed, (sorted(written), sorted(listed))
+
+
 @pytest.mark.slow
 def test_a_real_runs_events_are_the_documented_ones(tiny_models_dir, tmp_path):
     """A tiny run trained for real: every event its stream carries is one the schema lists, its data JSON."""
