@@ -74,7 +74,8 @@ export default {
       ["Same architecture, random init", (e) => pct((e.random_init || {}).predicted_top1 || 0)],
       ["Always the most common character", (e) => pct((e.unigram_baseline || {}).predicted_top1 || 0)],
     ].map(([label, pick]) => [label].concat(names.map((s) => pick(ev(s)))));
-    return [table("PLM: the last 15 % of a random order guessed right on held-out plays (" +
+    return [table("PLM: the last 15 % of a random order guessed right on held-out plays, each from the true characters " +
+      "earlier in the order (" +
       names.map((s) => splitName(card, s)).join("; ") + ")", ["Model"].concat(names), rows, true)];
   },
 

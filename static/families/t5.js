@@ -103,17 +103,24 @@ export default {
       " = wrong (what it wrote is shown; · = nothing) · ⟨0⟩, ⟨1⟩ = where a span was hidden (a sentinel)"]);
   },
 
-  /* The home page's model card: hidden characters written back right, against two baselines. */
+  /* The home page's model card: hidden characters written back right, against two baselines, each row
+     saying how it was measured: written freely (what the /spans page shows, training/t5_free.py) and
+     teacher-forced (as in training: after the true characters of the span so far, which no page shows). */
   cardTables(card) {
     const names = splits(card);
     const ev = (s) => card.evaluation[s] || {};
+    const free = (e) => e.free_running || {};
     const rows = [
-      ["Trained T5", (e) => pct(e.span_char_top1 || 0)],
-      ["Same architecture, random init", (e) => pct((e.random_init || {}).span_char_top1 || 0)],
+      ["Trained T5, writing on its own as the Spans page does: characters right", (e) => (free(e).span_chars ? pct(free(e).span_char_top1) : "–")],
+      ["… and spans written back exactly", (e) => (free(e).spans ? pct(free(e).spans_exact) : "–")],
+      ["Trained T5, shown the true characters of each span as it goes (as in training)", (e) => pct(e.span_char_top1 || 0)],
+      ["Same architecture, random init (shown the true characters)", (e) => pct((e.random_init || {}).span_char_top1 || 0)],
       ["Always the most common character", (e) => pct((e.unigram_baseline || {}).span_char_top1 || 0)],
     ].map(([label, pick]) => [label].concat(names.map((s) => pick(ev(s)))));
+    const lines = names.map((s) => free(ev(s)).windows).find(Number.isFinite);
     return [table("T5: hidden characters written back right on held-out plays, 15 % hidden in spans of 3 (" +
-      names.map((s) => splitName(card, s)).join("; ") + ")", ["Model"].concat(names), rows, true)];
+      names.map((s) => splitName(card, s)).join("; ") + (lines ? "; writing on its own: the first " + lines +
+      " lines of each" : "") + ")", ["Model"].concat(names), rows, true)];
   },
 
   device: { routes: { "/api/spans": spans } },
@@ -138,7 +145,10 @@ export default {
   },
 
   results(e) {
-    return [["T5", "hidden characters written back right (top-1)", `${num(100 * e.span_char_top1, 1)} %`],
+    const free = e.free_running ? [["T5", "hidden characters written back right, writing on its own (as the Spans page)",
+      `${num(100 * e.free_running.span_char_top1, 1)} %`]] : [];
+    return [...free, ["T5", "hidden characters written back right, shown the true characters so far (teacher forcing)",
+      `${num(100 * e.span_char_top1, 1)} %`],
       ["T5", "always writing the most common character", `${num(100 * e.unigram_baseline.span_char_top1, 1)} %`]];
   },
 };

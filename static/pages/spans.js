@@ -4,7 +4,8 @@
    POST /api/spans (on this server, or on this device: static/families/t5.js).
    Positions count characters as the server does (code points: an emoji is one).
    URL: text, spans (start,end,start,end,… each [start, end)), seed (of "hide a random 15 %").
-   Its pieces: the answer and the random draw (spans_cards.js). */
+   Its pieces: the answer and the random draw (spans_cards.js); what this T5 gets right on new lines
+   (its card) and "What BERT fills here" in the same spans (spans_compare.js, POST /api/mask-fill). */
 import { el, clear, $, debounce, rovingKeys } from "../lib/dom.js";
 import { visibleChar, charName, clamp, len, cut, chars as textChars } from "../lib/text.js";
 import { clearError, fieldMessage, report } from "../lib/errors.js";
@@ -13,8 +14,11 @@ import { urlState } from "../lib/state.js";
 import { ask, badge, warmUp } from "../lib/compute.js";
 import { onDevice, needs } from "../lib/engine.js";
 import { drawAnswer, randomSpans, runsOf } from "./spans_cards.js";
+import { drawBert, truthNote } from "./spans_compare.js";
 
 const ROUTE = "/api/spans";
+const BERT_ROUTE = "/api/mask-fill"; // BERT told each span's length: one [MASK] per hidden character
+const MAX_MASKS = 32; // what /api/mask-fill takes at once (app/schemas MAX_MASKS)
 const FAMILY = needs(ROUTE)[0]; // the family that writes spans back (T5)
 const SENTINELS = 32; // T5's sentinels: at most this many spans (app/contract/families.py T5_SENTINELS)
 const DEFAULT_TEXT = "To be, or not to be, that is the question.";
@@ -22,9 +26,13 @@ const state = urlState({ text: DEFAULT_TEXT, spans: [10, 13, 33, 36], seed: 0 })
 const v = state.values;
 let context = null; // T5's context, from its card: the line, two tokens per span and two more must fit
 let missing = false; // this model set has no T5
+let card = null; // T5's card: what it gets right on lines it never read
+let bertOn = false; // the student asked what BERT fills: it follows every new answer
+let shown = null; // T5's answer on the page: {text, spans}
 let focusIndex = 0; // the one character of the strip in the Tab order (roving tabindex)
 let anchor = null; // the last character clicked, for shift-click
 const answers = latest(); // the latest answer wins
+const bertAnswers = latest();
 
 const textBox = $("#sp-text");
 const seedBox = $("#sp-seed");
@@ -148,6 +156,8 @@ async function fill() {
     fieldMessage(textBox, "", "error");
     fieldMessage(strip, "", "error");
     drawAnswer(results, data);
+    shown = { text: v.text, spans: data.spans };
+    addCompare();
     status.textContent = data.spans.length + " span" + (data.spans.length === 1 ? "" : "s") +
       " written back. T5 saw the whole line around every sentinel, and the spans it had written before.";
   } catch (err) {
@@ -159,6 +169,40 @@ async function fill() {
   }
 }
 const fillSoon = debounce(fill, 200);
+
+/* ---------- the truth about this T5, and BERT in the same spans ---------- */
+function addCompare() {
+  const button = el("button", { type: "button", id: "sp-bert", class: "btn secondary", text: "What BERT fills here" });
+  const out = el("div", { id: "sp-bert-out", "aria-live": "polite" });
+  $("#sp-score").after(truthNote(card), el("div", { class: "row sp-bert-row" }, button), out);
+  button.addEventListener("click", () => { bertOn = true; fillBert(); });
+  if (bertOn) fillBert();
+}
+
+async function fillBert() {
+  const out = $("#sp-bert-out");
+  if (!out || !shown) return;
+  const answer = shown; // the spans T5 answered, so both fill the same ones
+  const positions = answer.spans.flatMap((sp) => Array.from({ length: sp.end - sp.start }, (_, i) => sp.start + i));
+  if (positions.length > MAX_MASKS) {
+    clear(out);
+    out.appendChild(el("p", { class: "note", text: "BERT fills at most " + MAX_MASKS + " hidden characters at once; " +
+      positions.length + " are hidden. Show some again to compare." }));
+    return;
+  }
+  const current = bertAnswers.begin();
+  out.textContent = "BERT is filling the same spans…";
+  try {
+    const data = await ask(BERT_ROUTE, { text: answer.text, positions, top_k: 1 }, onDevice(BERT_ROUTE), { quiet: true });
+    if (!current()) return;
+    drawBert(out, data, answer);
+  } catch (err) {
+    if (!current() || err.name === "AbortError") return;
+    clear(out);
+    out.appendChild(el("p", { class: "note", text: err.status === 409 && err.parameter === "model"
+      ? "This model set has no BERT to compare with." : "BERT could not fill these spans: " + err.message }));
+  }
+}
 
 /* ---------- the line ---------- */
 function fitText(text, source) {
@@ -248,7 +292,7 @@ syncControls();
 renderChars();
 badge(status); // where the answers are computed: this server or this device
 info().then((info) => {
-  const card = info.cards[FAMILY];
+  card = info.cards[FAMILY];
   if (!card) return showMissing(); // this set has no T5: say so, ask nothing
   warmUp(needs(ROUTE)); // a static copy loads T5 now; a server only with --models-on-phones (lib/compute.js)
   if (card.config && Number.isFinite(card.config.context)) context = card.config.context;
