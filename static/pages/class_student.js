@@ -25,6 +25,10 @@ function bertGuess(guess) {
 }
 
 let code = (new URLSearchParams(location.search).get("code") || "").toUpperCase();
+// The join key of the QR code's link (/join?code=CODE&key=KEY, app/classes/joinkey.py): a secret too long
+// to guess, so a join with it gets in even when someone on this network has typed many wrong codes. It
+// belongs to the link's code: sent only while the code box still holds that code, on every try.
+const link = { code: code.replace(/[\s-]/g, ""), key: new URLSearchParams(location.search).get("key") || "" };
 let shown = null; // version of the state on screen
 let following = null;
 let last = null; // the state on screen (drawn again, taps closed, while reconnecting)
@@ -49,6 +53,7 @@ async function join() {
   code = $("#j-code").value.replace(/[\s-]/g, "").toUpperCase();
   const again = $("#j-rejoin").value.trim();
   const body = again ? { nickname: $("#j-name").value, rejoin: again } : { nickname: $("#j-name").value };
+  if (link.key && !again && code === link.code) body.key = link.key;
   try {
     await api(sessionPath(code, "/join"), { model: false, body,
       fields: { code: $("#j-code"), nickname: $("#j-name"), rejoin: $("#j-rejoin") } });
@@ -60,7 +65,8 @@ async function join() {
     clearFieldErrors($("#j-form"));
     fieldMessage($("#j-code"), "Many wrong codes came from your network (the Wi-Fi you are on), so codes from it " +
       "cannot be checked right now. If your code is right, your teacher now sees “" + $("#j-name").value.trim() +
-      "” at the door and can let you in. This page keeps trying by itself.", "notice");
+      "” at the door and can let you in." + (body.key ? "" : " Scanning the QR code on the projector gets you in at once.") +
+      " This page keeps trying by itself.", "notice");
     knocking = setTimeout(() => join().catch(() => {}), 5000);
     return;
   }

@@ -23,6 +23,7 @@ let listing = null;
 // The projector's own link (/class?code=CODE&projector=1#key=KEY, app/classes/projector.py): this
 // page is then a wall screen, with no login, no control, and the state every student may read.
 const wallKey = new URLSearchParams(location.hash.slice(1)).get("key");
+let wallJoin = null; // the projector's join link, as the server gives it (with the join key)
 
 const put = (body) => api(sessionPath(code, "/state"), { method: "PUT", body, model: false }).then(show);
 
@@ -39,6 +40,7 @@ async function openWall() {
   if (!isProjector()) setParams({ projector: "1" });
   const first = await api(sessionPath(code), { model: false });
   listing = { student_urls: first.join_url ? [new URL(first.join_url).origin] : [], fix: "--host 0.0.0.0" };
+  wallJoin = first.join_url;
   open(code);
 }
 
@@ -82,12 +84,9 @@ function open(which) {
   $("#c-start").hidden = true;
   $("#c-live").hidden = false;
   const url = listing.student_urls[0];
-  const qr = clear($("#c-qr"));
+  delete clear($("#c-qr")).dataset.link; // drawn with the first state, which holds the join key (joinLink)
   if (url) {
-    const link = url + "/join?code=" + which; // never carries projector mode
     $("#c-url").textContent = url.replace(/^https?:\/\//, "") + "/join";
-    qr.append(qrImage(link, "QR code of the join page: " + link));
-    qr.dataset.link = link;
   } else {
     $("#c-url").textContent = "(no address students can reach)";
     const warn = $("#c-unreachable");
@@ -104,6 +103,22 @@ function open(which) {
       onclick: () => put({ page: key }) }));
   }
   follow(which, { state: show, results: (r) => { lastResults = r; showResults(); }, gone: () => { location.href = "/class"; } });
+}
+
+/* The QR code's link: the join page with the code and the session's join key (app/classes/joinkey.py),
+   a secret too long to guess, so that a class whose phones share one network address gets in by
+   itself even while someone on that address types wrong codes. Never carries projector mode. */
+function joinLink(s) {
+  if (wallKey) return wallJoin;
+  const url = listing.student_urls[0];
+  return url ? url + "/join?code=" + s.code + (s.join_key ? "&key=" + encodeURIComponent(s.join_key) : "") : null;
+}
+
+function drawQr(link) {
+  const qr = $("#c-qr");
+  if (!link || qr.dataset.link === link) return;
+  clear(qr).append(qrImage(link, "QR code of the join page: " + link));
+  qr.dataset.link = link;
 }
 
 function keysOf(page) {
@@ -125,6 +140,7 @@ function show(s) {
   if (!s.participants && !wallKey) return; // a student-shaped state (the poll fallback without the instructor cookie)
   state = s;
   stage(s);
+  drawQr(joinLink(s));
   $("#c-code").textContent = s.display_code;
   $("#c-joined").textContent = s.joined;
   $("#c-answered").textContent = s.answered;
