@@ -66,6 +66,12 @@ def test_the_class_joins_by_the_qr_link_past_a_guesser_and_the_typed_code_meets_
         for w, h in SIZES[:2]:
             teacher.set_viewport_size({"width": w, "height": h})
             teacher.screenshot(path=str(shots / f"teacher-lobby-{w}.png"))
+        wall, wrec = new(1280, 720)  # the projector's own link (no login) draws the same QR code
+        wall.goto(teacher.get_attribute("#c-wall-open", "href"))
+        wall.wait_for_selector("#c-qr img.qr", state="visible")
+        assert wall.get_attribute("#c-qr", "data-link") == link
+        wall.screenshot(path=str(shots / "projector-lobby-1280.png"))
+        wrec.assert_clean(wall)
 
         spent = spend_guesses(key_server, code)
         assert spent[-1] == 429, spent
