@@ -18,6 +18,7 @@ naming the parameter; "valid data accepted" allows that 422 only where such a ru
   /api/runs          corpus length and text checks; the run name is plain text on one line;
                      a preset of GET /api/runs; minutes within the preset bounds
   /api/finetune-plan exactly one of task and task_text; a shipped task's name; a task file's lines
+  /api/finetunes     the same, and `task_name` is plain text on one line (the run-name rule)
   /api/sessions      a lesson's session takes no items of its own (nsp_count, concepts, labels, lines)
   /api/lessons, /api/lessons/{id}, /api/lesson-preview  a lesson file's own rules: hidden positions
                      inside their sentence and never a space, distinct labels, count or items (with a
@@ -40,8 +41,8 @@ from app.config import Settings  # noqa: E402
 from app.main import create_app  # noqa: E402
 
 CROSS_FIELD_RULES = ["/api/mask-fill", "/api/nsp/predict", "/api/next-token", "/api/compare", "/api/objectives/corrupt",
-                     "/api/runs", "/api/finetune-plan", "/api/sessions", "/api/lessons", "/api/lessons/{id}",
-                     "/api/lesson-preview"]
+                     "/api/runs", "/api/finetune-plan", "/api/finetunes", "/api/sessions", "/api/lessons",
+                     "/api/lessons/{id}", "/api/lesson-preview"]
 TOKEN = "fuzzing-instructor-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 POSITIVE_OK = ["2xx", "3xx", "401", "403", "404", "409", "429", "5xx"]  # schemathesis' default
