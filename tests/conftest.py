@@ -167,3 +167,16 @@ def tiny_runs_dir(tiny_build_dir) -> Path:
 def tiny_models_dir(tiny_build_dir) -> Path:
     """The tiny GPT and BERT as a model set (read only)."""
     return tiny_build_dir / "models"
+
+
+@pytest.fixture
+def standing_clock():
+    """The budgets' one clock (app.limits.clock) stands still for the test: time passes only when the
+    test says (`standing_clock.advance(s)`), so a budget test never depends on the machine's speed."""
+    from app.limits import clock
+
+    clock.stand()
+    try:
+        yield clock
+    finally:
+        clock.run()

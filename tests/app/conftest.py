@@ -47,15 +47,3 @@ def sse_events(body: str) -> list[tuple[str, dict]]:
 def parse_sse():
     return sse_events
 
-
-@pytest.fixture
-def standing_clock():
-    """The budgets' one clock (app.limits.clock) stands still for the test: time passes only when the
-    test says (`standing_clock.advance(s)`), so a budget test never depends on the machine's speed."""
-    from app.limits import clock
-
-    clock.stand()
-    try:
-        yield clock
-    finally:
-        clock.run()

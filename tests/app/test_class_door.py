@@ -13,7 +13,7 @@ from app.classes.letin import DOOR_PER_ADDRESS
 from tests.app.class_kit import browser, go, served, start
 from tests.app.test_class_room import spend_guesses
 
-# every budget here runs on a standing clock (tests/app/conftest.py): no test depends on the machine's speed
+# every budget here runs on a standing clock (tests/conftest.py): no test depends on the machine's speed
 pytestmark = pytest.mark.usefixtures("standing_clock")
 
 TOKEN = "door-teacher-token"

@@ -22,7 +22,7 @@ from app.main import create_app
 from tests.app.class_kit import browser, join, served, start
 from tests.conftest import SHIPPED_MODELS
 
-# every budget here runs on a standing clock (tests/app/conftest.py): no test depends on the machine's speed
+# every budget here runs on a standing clock (tests/conftest.py): no test depends on the machine's speed
 pytestmark = pytest.mark.usefixtures("standing_clock")
 
 TOKEN = "flood-teacher-token"

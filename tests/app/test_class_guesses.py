@@ -13,7 +13,7 @@ import pytest
 from app.classes.guard import CODE_BURST
 from tests.app.class_kit import browser, join, served, start
 
-# every budget here runs on a standing clock (tests/app/conftest.py): no test depends on the machine's speed
+# every budget here runs on a standing clock (tests/conftest.py): no test depends on the machine's speed
 pytestmark = pytest.mark.usefixtures("standing_clock")
 
 TOKEN = "guesses-teacher-token"

@@ -22,7 +22,7 @@ from app.classes.db import Database, database_url
 from app.classes.guard import CODE_BURST, JOIN_BURST
 from tests.app.class_kit import browser, go, join, served, start
 
-# every budget here runs on a standing clock (tests/app/conftest.py): no test depends on the machine's speed
+# every budget here runs on a standing clock (tests/conftest.py): no test depends on the machine's speed
 pytestmark = pytest.mark.usefixtures("standing_clock")
 
 TOKEN = "room-teacher-token"

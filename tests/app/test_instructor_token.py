@@ -12,7 +12,7 @@ import pytest
 import app.__main__ as cli
 from app.auth import TOKEN_FILE, kept_token
 
-# every budget here runs on a standing clock (tests/app/conftest.py): no test depends on the machine's speed
+# every budget here runs on a standing clock (tests/conftest.py): no test depends on the machine's speed
 pytestmark = pytest.mark.usefixtures("standing_clock")
 
 

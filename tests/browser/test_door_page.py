@@ -22,7 +22,9 @@ def door_server(class_app, tmp_path_factory):
 
 
 def test_a_student_behind_a_guesser_gets_in_when_the_teacher_opens_the_door(browser, door_server, make_page,
-                                                                            screenshots):
+                                                                            screenshots, standing_clock):
+    """The server runs in this process, so its budgets stand with the test's clock: the guesser's spent
+    address cannot refill between its last guess and the phone's click, however slow the machine."""
     teacher_ctx, teacher, trec = make_page(browser, door_server, 1280, 720)
     phone_ctx, phone, prec = make_page(browser, door_server, 390, 844)
     try:
