@@ -3,7 +3,7 @@ student looping answers (each a 409) or its own join is refused past WRITE_BURST
 `code`, while its classmates (on its address too) and the teacher are served, and a real student (a
 double-tap, a rejoin after a reload, a fast labeller) is never refused.
 
-Every budget runs on the standing clock (tests/app/conftest.py): time moves only when a test moves
+Every budget runs on the standing clock (tests/conftest.py): time moves only when a test moves
 it, so nothing here depends on how fast this machine sends requests. Refusals are answered at once
 here (pause_s 0), except in the one test of the pause."""
 from __future__ import annotations
