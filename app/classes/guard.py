@@ -24,6 +24,7 @@ from fastapi import Request
 from .. import auth
 from ..errors import ApiError
 from ..limits import PerClient, client_address, retry_after
+from . import projector
 from .codes import cookie_name
 from .service import has_joined
 
@@ -62,7 +63,9 @@ def code_guard(request: Request):
     guesses, client = limits(request)[1], client_address(request)
     wait = guesses.wait_s(client)
     if wait > 0 and not known(request):
-        if request.method == "POST" and request.url.path.endswith("/join"):
+        if request.method == "POST" and request.url.path.endswith(("/join", "/projector")):
+            # left to the route, which reads the body's key: a right join key or projector key (128 or
+            # more random bits: not guessable) gets in; anything else gets this same refusal
             request.state.door = spent(wait)
         else:
             raise spent(wait)
@@ -75,8 +78,8 @@ def code_guard(request: Request):
 
 
 def known(request: Request) -> bool:
-    """Is this a student of the session named in the path (a valid participant cookie for it), or the
-    instructor? Neither is guessing. Asked only of an address whose guesses are spent."""
+    """Is this a student of the session named in the path (a valid participant cookie for it), its
+    projector (the projector link's cookie), or the instructor? None of them is guessing. Asked only of an address whose guesses are spent."""
     code = request.path_params.get("code", "")
     try:
         cookie = request.cookies.get(cookie_name(code))
@@ -85,6 +88,8 @@ def known(request: Request) -> bool:
     classes = getattr(request.app.state, "classes", None)
     if cookie and classes is not None and has_joined(classes.db, code, cookie):
         return True
+    if classes is not None and projector.is_projector(request, classes.db, code):
+        return True  # the projector's own link (its cookie holds the session's projector key)
     return auth.is_instructor(request)  # a logged-in browser (a random cookie; a Bearer token is a guess)
 
 

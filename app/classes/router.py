@@ -162,8 +162,16 @@ def join(code: CodePath, req: JoinRequest, request: Request, response: Response,
              dependencies=GUARDED)
 def open_projector(code: CodePath, req: ProjectorKey, request: Request, c: ClassesDep, settings: deps.SettingsDep):
     """The projector link's key, traded for this browser's projector cookie: its reads show the stage
-    as the class sees it (no control, no answer before its reveal), not counted as a student's."""
-    projector.check_key(c.db, code, req.key)
+    as the class sees it (no control, no answer before its reveal), not counted as a student's. From an
+    address whose code guesses are spent (guard.py) only the right key gets in; any other answer is
+    that address's usual 429, so a wrong code or key tells a guesser nothing."""
+    refused = getattr(request.state, "door", None)
+    try:
+        projector.check_key(c.db, code, req.key)
+    except ApiError:
+        if refused is not None:
+            raise refused from None
+        raise
     response = Response(status_code=204)
     response.set_cookie(projector.cookie_name(code), req.key, max_age=int(settings.class_expiry_hours * 3600) + 3600,
                         httponly=True, samesite="strict", secure=request.url.scheme == "https", path="/")

@@ -144,3 +144,21 @@ def test_a_quiet_address_is_not_at_the_door(app, teacher):
     code = start(teacher)
     assert browser(app).post(f"/api/sessions/{code}/join", json={"nickname": "Eve"}).status_code == 200
     assert teacher.get(f"/api/sessions/{code}").json()["door"] == []
+
+
+def test_the_projector_link_opens_from_a_guessers_address_and_a_wrong_key_tells_nothing(app, teacher):
+    """A classroom PC behind the school's one address opens the projector link while a guesser there
+    has spent the address's code guesses: the right key gets in (was: 429), and its reads and event
+    stream are served; a wrong key, with the right code or a wrong one, gets the address's 429."""
+    code = start(teacher)
+    spend_guesses(app, code, NAT)
+    key = teacher.get(f"/api/sessions/{code}").json()["projector_key"]
+    wrong_code = "KMTKMT" if code != "KMTKMT" else "KMTKMA"
+    bad = [browser(app, NAT).post(f"/api/sessions/{c}/projector", json={"key": k})
+           for c, k in ((code, key[:-1] + ("A" if key[-1] != "A" else "B")), (wrong_code, key), (wrong_code, "x"))]
+    assert [r.status_code for r in bad] == [429] * 3 and {r.json()["detail"] for r in bad} == {bad[0].json()["detail"]}
+    wall = browser(app, NAT)
+    assert wall.post(f"/api/sessions/{code}/projector", json={"key": key}).status_code == 204
+    state = wall.get(f"/api/sessions/{code}")
+    assert state.status_code == 200 and state.json()["code"].replace("-", "") == code.replace("-", "")
+    assert browser(app, NAT).get(f"/api/sessions/{code}").status_code == 429  # the guesser's reads still wait
