@@ -27,7 +27,7 @@ from .codes import cookie_name, display_code, normalize_code
 from ..schemas.classes import (AnswerRequest, CreateSession, Created, JoinRequest, NewItem, Participant, ProjectorKey,
                                Results, SessionState, StateChange)
 from .readers import Slot, readers, spend_read
-from .writers import spend_write
+from .writers import spend_write, writers
 from .store import Classes
 
 router = APIRouter(tags=["class sessions"])
@@ -149,8 +149,13 @@ def join(code: CodePath, req: JoinRequest, request: Request, response: Response,
     elif req.rejoin:  # another browser takes its nickname back with the rejoin code (app/classes/rejoin.py)
         person, value = rejoin.recover(c.db, code, req.nickname, req.rejoin)
     else:
-        person, value = service.join(c.db, code, req.nickname, secret(request, code),
-                                     guard.JoinBudget(request))
+        try:
+            person, value = service.join(c.db, code, req.nickname, secret(request, code),
+                                         guard.JoinBudget(request))
+        except ApiError as e:
+            if e.status == 409 and secret(request, code) is None:
+                writers(request).refused_join(request)  # a taken nickname from no browser of the class
+            raise
     readers(request).remember(normalize_code(code), value)  # budgeted as a student from its first read
     hours = settings.class_expiry_hours
     response.set_cookie(cookie_name(code), value, max_age=int(hours * 3600) + 3600, httponly=True,

@@ -10,7 +10,9 @@ address's checks) spends that student's own budget: WRITE_BURST writes at once, 
 WRITE_EVERY_S. Anything else (an answer without a cookie, a join with a cookie that is no student's)
 spends its address's budget: ADDRESS_WRITE_BURST at once, then one every ADDRESS_WRITE_EVERY_S. A
 join with no cookie at all is a new nickname and is left to the address's budget of new nicknames
-(app/classes/guard.py), so a class joining behind one address is budgeted as before. Over a budget:
+(app/classes/guard.py), so a class joining behind one address is budgeted as before; only when it is
+refused after its write (the nickname taken: guard.py gives the new nickname back) does it spend one
+of its address's writes, so a script looping a taken nickname is refused past that budget too. Over a budget:
 429 naming `code`, with Retry-After, answered after WRITE_REFUSAL_PAUSE_S (1 s): only a script is
 ever refused here, so holding its refusal costs no student anything, and a loop on N connections
 then sends at most N writes a second, each refused on the event loop without a database. (Each
@@ -31,7 +33,7 @@ from anyio import to_thread
 from fastapi import Request
 
 from ..errors import ApiError
-from ..limits import PerClient, clock, retry_after
+from ..limits import PerClient, client_address, clock, retry_after
 from .codes import cookie_name
 from .readers import readers
 
@@ -45,6 +47,18 @@ class Writers:
         self.pause_s = pause_s
         self.students = PerClient(WRITE_BURST, WRITE_EVERY_S, clock=clock)
         self.addresses = PerClient(ADDRESS_WRITE_BURST, ADDRESS_WRITE_EVERY_S, clock=clock)
+
+    def check_refused_joins(self, request: Request) -> None:
+        """A join with no cookie: 429 when its address's refused joins (below) have spent the address's
+        write budget. Spends nothing: a join that gets in is the new-nickname budget's (guard.py)."""
+        wait = self.addresses.wait_s("address " + client_address(request))
+        if wait > 0:
+            _take(self.addresses, "address " + client_address(request), "network")
+
+    def refused_join(self, request: Request) -> None:
+        """A join with no cookie that was refused after its write (a nickname taken: 409) spends one of
+        its address's writes; guard.py gives its new-nickname back, so a loop of them was unbudgeted."""
+        self.addresses.spend("address " + client_address(request))
 
     def write(self, request: Request, code: str, db) -> None:
         """Spend one write of this student (or of its address): 429 naming `code` when it is spent."""
@@ -64,12 +78,13 @@ def _take(budget: PerClient, key: str, where: str) -> None:
 async def spend_write(request: Request, code: str, db, joining: bool = False) -> None:
     """Writers.write for a request (`code` in its stored form): on the event loop when the cookie is
     already known (every refused loop), in a thread when it must be looked up; a refusal is answered
-    after the budget's pause_s. A join without the session's cookie is not counted here (guard.py's)."""
-    if joining and not request.cookies.get(cookie_name(code)):
-        return
+    after the budget's pause_s. A join without the session's cookie spends nothing here (guard.py's),
+    but is refused once its address's refused joins have spent the address's writes."""
     budget = writers(request)
     try:
-        if readers(request).needs_db(request, code):
+        if joining and not request.cookies.get(cookie_name(code)):
+            budget.check_refused_joins(request)
+        elif readers(request).needs_db(request, code):
             await to_thread.run_sync(budget.write, request, code, db)
         else:
             budget.write(request, code, db)

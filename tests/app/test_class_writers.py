@@ -113,3 +113,22 @@ def test_a_refused_write_is_answered_after_the_pause(app, teacher, standing_cloc
     t0 = time.monotonic()
     assert refused(looper.post(url, json={"nickname": "Loop"}))
     assert time.monotonic() - t0 >= WRITE_REFUSAL_PAUSE_S
+
+
+
+def test_a_loop_of_joins_with_a_taken_nickname_and_no_cookie_is_refused_past_the_address_writes(app, teacher, clock):
+    """Each such join is refused (409) after its write, and guard.py gives its new nickname back, so
+    it was budgeted nowhere: now each spends one of its address's writes, and past them it is a 429
+    before any database work, while a classmate on another address still joins."""
+    code = start(teacher)
+    assert join(app, code, "Ana", "127.0.0.31")[1] == 200
+    loop = browser(app, "127.0.0.32")
+    statuses = []
+    for _ in range(ADDRESS_WRITE_BURST + 2):
+        loop.cookies.clear()
+        statuses.append(loop.post(f"/api/sessions/{code}/join", json={"nickname": "Ana"}).status_code)
+    assert statuses == [409] * ADDRESS_WRITE_BURST + [429] * 2, statuses
+    assert join(app, code, "Ben", "127.0.0.33")[1] == 200
+    clock.advance(ADDRESS_WRITE_EVERY_S * 1.01)
+    loop.cookies.clear()
+    assert loop.post(f"/api/sessions/{code}/join", json={"nickname": "Ana"}).status_code == 409
