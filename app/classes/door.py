@@ -21,9 +21,12 @@ the right code's p50 1.98 ms slower than the wrong code's (p10 8.1 against 6.8 m
 52 ms, 388 and 394 joins on one connection, load average 18 on 2 shared cores). At that spread,
 telling a right code from a wrong one takes about a thousand joins, longer than the three seconds
 in which the budget answers a guess for real anyway; on a quiet server the spread is narrower and
-it may take far fewer (not measured). A spent address's joins are not budgeted, so this is not
-closed: that takes a door that does the same work whatever the code (the live sessions read by one
-query, knocks written at a fixed cadence).
+it may take far fewer (not measured). Each such refused join, right code or wrong, spends one of
+its address's writes (app/classes/writers.py: 120 at once, then 10 a second; past them a 429 before
+any code is looked at), so a prober gets 10 timed tries a second: about 100 s for the thousand joins
+one code takes at the measured spread, per code tried, against 23**6 codes. Not closed (that takes a
+door that does the same work whatever the code: the live sessions read by one query, knocks written
+at a fixed cadence), but too slow to use.
 
 A flood of knocks cannot crowd a classmate out (the rule, app/classes/letin.py's numbers): a name
 already waiting stays, and its page's next knock (it tries again every few seconds) keeps it there;

@@ -144,6 +144,7 @@ def join(code: CodePath, req: JoinRequest, request: Request, response: Response,
         if req.rejoin or not door.admitted(c.db, code, req.nickname):
             if not req.rejoin and door.is_live(c.db, code):
                 door.knock(c.db, code, req.nickname, client_address(request))
+            writers(request).refused_join(request)  # right code or wrong: a timing prober's tries are budgeted
             raise refused
         person, value = service.join(c.db, code, req.nickname, secret(request, code))
     elif req.rejoin:  # another browser takes its nickname back with the rejoin code (app/classes/rejoin.py)

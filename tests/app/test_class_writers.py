@@ -132,3 +132,20 @@ def test_a_loop_of_joins_with_a_taken_nickname_and_no_cookie_is_refused_past_the
     clock.advance(ADDRESS_WRITE_EVERY_S * 1.01)
     loop.cookies.clear()
     assert loop.post(f"/api/sessions/{code}/join", json={"nickname": "Ana"}).status_code == 409
+
+
+def test_a_spent_addresss_refused_joins_spend_its_writes_alike_for_a_right_code_and_a_wrong_one(app, teacher, clock):
+    """The door answers a right code and a wrong one with the same 429 but not in the same time
+    (app/classes/door.py): each such try spends one of the address's writes, so a timing prober is
+    refused before any code is looked at once they are spent, right code or wrong."""
+    from tests.app.test_class_room import spend_guesses
+
+    code = start(teacher)
+    spend_guesses(app, code, NAT)
+    wrong = "KMTKMT" if code != "KMTKMT" else "KMTKMA"
+    prober = browser(app, NAT)
+    details = [prober.post(f"/api/sessions/{code if k % 2 else wrong}/join", json={"nickname": f"p{k}"}).json()["detail"]
+               for k in range(ADDRESS_WRITE_BURST + 2)]
+    door_says, budget_says = details[0], details[-1]
+    assert details == [door_says] * ADDRESS_WRITE_BURST + [budget_says] * 2 and door_says != budget_says
+    assert "too many answers or joins" in budget_says
