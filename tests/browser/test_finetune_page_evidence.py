@@ -158,7 +158,7 @@ def test_a_six_line_class_hand_off_says_what_it_can_before_and_after_and_claims_
         page.wait_for_function("() => /Size 2 not run: too few/.test(document.querySelector('#ft-plan').textContent)")
         assert "Size 4 not run: 'all' is these same 4 labelled examples, every one of them used." in page.inner_text("#ft-plan")
         page.fill("#ft-sizes", "8,32,128,all")
-        page.wait_for_function("() => /Size 128 not run/.test(document.querySelector('#ft-plan').textContent)")
+        page.wait_for_function("() => /and 128 not run/.test(document.querySelector('#ft-plan').textContent)")
         page.fill("#ft-seeds", "2")
         quick_starts(page)
         start(page)
