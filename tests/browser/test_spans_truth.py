@@ -55,3 +55,27 @@ def test_the_page_says_what_this_t5_gets_right_and_bert_fills_the_same_spans(bro
     assert page.text_content("#error-box") == ""
     rec.assert_clean(page)
     context.close()
+
+
+def test_the_static_copy_fills_the_same_spans_with_bert_on_the_device(browser, make_page, t5_set, t5_server,  # noqa: F811
+                                                                      tmp_path):
+    """No server behind the page: BERT fills the spans in the browser, as the server's top-1."""
+    from app.static_build import export
+    from tests.browser.test_engine import LOAD_MS
+    from tests.browser.test_static_site import PREFIX, plain_server
+
+    export(tmp_path / PREFIX.strip("/"), t5_set)
+    with httpx.Client(base_url=t5_server, timeout=30) as client:
+        top1 = {m["position"]: m["predictions"][0]["char"] for m in client.post(
+            "/api/mask-fill", json={"text": TEXT, "positions": HIDDEN, "top_k": 1}).json()["masks"]}
+    with plain_server(tmp_path) as (base, _):
+        context, page, rec = make_page(browser, base, 1024, 768)
+        page.goto(PREFIX + "spans/?text=the+king+and+the+crown&spans=4,8,13,16")
+        page.wait_for_selector("#sp-results .span-card", timeout=LOAD_MS)
+        page.click("#sp-bert")
+        page.wait_for_selector("#sp-bert-score", timeout=LOAD_MS)
+        assert page.locator(".span-card .sp-bert").evaluate_all("els => els.map(e => e.dataset.filled)") == \
+            ["".join(top1[p] for p in range(4, 8)), "".join(top1[p] for p in range(13, 16))]
+        assert page.text_content("#error-box") == ""
+        rec.assert_clean(page)
+        context.close()
