@@ -26,7 +26,7 @@ FIRST = {
     "/objectives": ("#o-text", "#o-bert-toks .tok"),
     "/concepts": ("#q-list .q-choice", "#q-list .q-choice"),  # the first question's first choice
     "/train": ("#t-run-h", "#t-runs"),  # a student watches the run (the instructor starts it)
-    "/finetune": ("#ft-job-h", "#ft-jobs"),  # a student reads the fine-tune's results
+    "/finetune": ("#ft-answer-plot svg", "#ft-answer-legend li"),  # a student reads the lab's answer first (issue 52)
 }
 
 QUERY = {"/objectives": "?text=the+king+and+the+crown"}  # the default line is longer than the tiny BERT reads
