@@ -118,7 +118,7 @@ def test_the_plan_before_start_is_the_trainers_rule():
     assert p["skipped"][0]["why"] == "more than the 4 labelled training examples there are ('all' runs every one of them)"
     assert p["evidence"]["enough"] is False and p["evidence"]["text"] == evidence("sequence", 2)["text"]
     keep, skipped = plan_sizes([2, 4, 6, "all"], 6, 4)  # too few, runs, the same as "all", runs
-    assert keep == [4, "all"] and [s["size"] for s in skipped] == [2, 6] and "the same 6 examples" in skipped[1]["why"]
+    assert keep == [4, "all"] and [s["size"] for s in skipped] == [2, 6] and "these same 6 labelled examples" in skipped[1]["why"]
     assert plan_sizes([3, 6], 27, 6)[0] == [6] and plan_sizes([1, 2, 3], 2, 2)[0] == [2]
     tags = "".join(json.dumps({"text": "ab cd ef", "tags": "00100100"}) + "\n" for _ in range(20))
     p = plan(parse_task(tags, "t"), ["all"])
