@@ -53,7 +53,7 @@ class Writers:
         write budget. Spends nothing: a join that gets in is the new-nickname budget's (guard.py)."""
         wait = self.addresses.wait_s("address " + client_address(request))
         if wait > 0:
-            _take(self.addresses, "address " + client_address(request), "network")
+            raise _refusal(wait, "network")
 
     def refused_join(self, request: Request) -> None:
         """A join with no cookie that was refused after its write (a nickname taken: 409) spends one of
@@ -70,9 +70,13 @@ class Writers:
 def _take(budget: PerClient, key: str, where: str) -> None:
     wait = budget.take(key)
     if wait > 0:
-        retry = retry_after(wait)
-        raise ApiError(f"too many answers or joins for this class came from this {where} in a short time; "
-                       f"try again in {retry} s", "code", status=429, headers={"Retry-After": retry})
+        raise _refusal(wait, where)
+
+
+def _refusal(wait: float, where: str) -> ApiError:
+    retry = retry_after(wait)
+    return ApiError(f"too many answers or joins for this class came from this {where} in a short time; "
+                    f"try again in {retry} s", "code", status=429, headers={"Retry-After": retry})
 
 
 async def spend_write(request: Request, code: str, db, joining: bool = False) -> None:
