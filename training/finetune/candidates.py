@@ -11,7 +11,11 @@ per character
     typos        about one letter in ten replaced by another letter (seeded); tag 1 = replaced
     repeats      (no head reads it: needs the rest of the line) tag 1 = a letter of a word of 2+ letters
                  that repeats an earlier word of the same passage ("the king and the queen": the second
-                 "the"); half the passages hold such a word, half do not
+                 "the"); half the passages hold such a word, half do not (the test part: every
+                 such balanced pair of the held-out part, the lab's primary question)
+    questions    (no head reads it: the answer is the sentence's end) tag 1 = a letter of a sentence
+                 of the passage that ends with "?"; test part: every balanced held-out passage, and
+                 the two validation plays whole
     names        (no head reads it: who is who in this play) the passage lowercased; tag 1 = a letter of
                  a name of one of the play's speakers ("brutus", "prospero"); half the passages hold one
 whole input
@@ -107,14 +111,16 @@ def typos_rows() -> list[dict]:
 WORD = re.compile(r"[A-Za-z]+")
 
 
-def halved(rows: list[tuple[str, str, str, bool]]) -> list[tuple[str, str, str]]:
+def halved(rows: list[tuple[str, str, str, bool]], test_all: bool = False) -> list[tuple[str, str, str]]:
     """Per play and split, as many passages with the thing to find (flag True) as without, spread
-    evenly, up to PER_PLAY: a rare tag a few labels can still show. A passage with a piece of a
-    stage direction that runs over lines ("[" or "]") is left out."""
+    evenly, up to PER_PLAY (`test_all`: the test part keeps every such pair: a primary task's test
+    set, large enough that its luck is small beside the seeds'): a rare tag a few labels can still
+    show. A passage with a piece of a stage direction that runs over lines ("[" or "]") is left out."""
     rows = [r for r in rows if not set("[]") & set(r[2])]
     out = []
-    for stem in PLAYS:
+    for stem in dict.fromkeys(st for _, st, _, _ in rows):
         for split, n in PER_PLAY.items():
+            n = len(rows) if test_all and split == "test" else n
             mine = [(p, f) for s, st, p, f in rows if s == split and st == stem]
             k = min(n // 2, sum(f for _, f in mine), sum(not f for _, f in mine))
             picked = set(spread([p for p, f in mine if f], k)) | set(spread([p for p, f in mine if not f], k))
@@ -143,7 +149,36 @@ def tagged(p: str, spans: list[tuple[int, int]]) -> str:
 def repeats_rows() -> list[dict]:
     found = [(split, stem, p, bool(repeated_spans(p))) for split, stem, p in passages_by_split(60, 120, every=True)]
     return [{"text": p, "tags": tagged(p, repeated_spans(p)), "split": split, "source": stem}
-            for split, stem, p in halved(found)]
+            for split, stem, p in halved(found, test_all=True)]
+
+
+END = re.compile(r"[.!?]")
+QUESTION_TEST_PLAYS = ("macbeth", "twelfth_night")  # the validation plays: never trained on, held out whole
+
+
+def question_spans(p: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence of p that ends with "?": from p's start or the last . ! ? to it."""
+    spans, start = [], 0
+    for m in END.finditer(p):
+        if m.group() == "?":
+            spans.append((start, m.end()))
+        start = m.end()
+    return spans
+
+
+def questions_rows() -> list[dict]:
+    """Tag 1 = a letter of a question (a sentence of the passage ending with "?"): the answer sits at
+    the sentence's end, often tens of characters from the letter, so no head reads it from nearby."""
+    def tags(p: str) -> str:
+        out = ["0"] * len(p)
+        for a, b in question_spans(p):
+            out[a:b] = ["1" if c.isalpha() else "0" for c in p[a:b]]
+        return "".join(out)
+
+    found = [(split, stem, p, bool(question_spans(p))) for split, stem, p in passages_by_split(60, 120, every=True)]
+    for stem in QUESTION_TEST_PLAYS:
+        found += [("test", stem, p, bool(question_spans(p))) for p in _passages(spoken_lines(play_text(stem)), 60, 120)]
+    return [{"text": p, "tags": tags(p), "split": split, "source": stem} for split, stem, p in halved(found, test_all=True)]
 
 
 def speaker_names(stem: str) -> set[str]:
@@ -220,7 +255,7 @@ def verse_rows() -> list[dict]:
 
 
 CANDIDATES = {"spaces": spaces_rows, "punctuation": punctuation_rows, "typos": typos_rows,
-              "repeats": repeats_rows, "names": names_rows, "follows": follows_rows, "verse": verse_rows}
+              "repeats": repeats_rows, "questions": questions_rows, "names": names_rows, "follows": follows_rows, "verse": verse_rows}
 
 
 def main() -> None:
