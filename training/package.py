@@ -7,7 +7,7 @@ from pathlib import Path
 
 from .data import load_corpus
 from .evaluate import evaluate_model
-from .export.model_set import card, write_model_files
+from .export.model_set import add_web_copies, card, write_model_files
 from .families import family
 from .quiz import drop_quiz, held_out_for_quiz, write_quiz
 
@@ -76,4 +76,5 @@ def package(checkpoints, out_dir: str | Path = "models", eval_split: str = "test
     inspected = {name: model for name, model, _, _ in loaded if family(name).inspected}
     if inspected:
         summary["inspection"] = write_inspection(out_dir, models=inspected)
+        add_web_copies(out_dir)  # again: each family's web copy now shares one weights file with its attention graph
     return summary

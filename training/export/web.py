@@ -1,12 +1,11 @@
 """Web copies of a model set: what the browser's engine (static/lib/engine.js) downloads.
 
-For each of gpt.onnx and bert.onnx a copy whose float weights are stored as float16 (half the
-bytes) behind a Cast to float32: onnxruntime folds the Casts when it loads the graph, so it then
-computes in float32 exactly as the server does, only from rounded weights. The copy is checked
-against the float32 graph before it is kept (`check_gpt`, `check_bert`):
-
-- GPT: the same greedy and seeded texts (CHECK_CHARS characters after each of a few prompts);
-- BERT: the same top prediction at every position, probabilities within BERT_TOLERANCE.
+For each family whose entry names a `web_check` (training/families/: GPT, BERT, T5 and PLM) a copy of
+its served graph whose float weights are stored as float16 (half the bytes) behind a Cast to float32:
+onnxruntime folds the Casts when it loads the graph, so it then computes in float32 exactly as the
+server does, only from rounded weights. The copy is checked against the float32 graph before it is
+kept, by the family's own check (training/export/web_checks.py: GPT's texts, BERT's and PLM's
+probabilities, T5's written spans; and the attention graph's weights where the set has one).
 
 A copy that fails keeps float32 weights (a bigger download, the same answers); its float16 copy is
 still written beside it (the manifest's "fp16" entry, with the check's figures), for a static copy
@@ -17,13 +16,15 @@ for ever) and written with a gzip copy beside it (.gz, level 9, once: never per 
 `web/manifest.json` lists them with what the engine needs to run them without the server:
 the vocabulary, each model's config, the sizes and the check.
 
-Where the set has a family's attention inspection graph (<family>.attn.onnx, the attention page's)
-and the family's web copy keeps float32 weights, the two graphs share ONE weights file (issue 44:
-the inspection graph's tensors are the plain graph's): the plain copy's every tensor moves into
-<family>_weights.<hash>.bin, and <family>_attn.<hash>.onnx reads from it every tensor that is the
-same (type, shape and bytes), keeping only its own; both name it WEIGHTS_LOCATION, which the browser's
-engine hands onnxruntime-web as external data (static/lib/engine.js). A student who opened Generation
-and Mask-Fill then downloads only the attention graphs' structure for The mask.
+Where the set has a family's attention inspection graph (<family>.attn.onnx, the attention page's),
+the two graphs share ONE weights file (issues 44 and 54: the inspection graph's tensors are the plain
+graph's): the plain copy's every tensor moves into <family>_weights.<hash>.bin, and
+<family>_attn.<hash>.onnx reads from it every tensor that is the same (type, shape and bytes),
+keeping only its own; both name it WEIGHTS_LOCATION, which the browser's engine hands
+onnxruntime-web as external data (static/lib/engine.js). So no family's weights are in two files:
+the float32 pair shares one file, and the float16 pair (the "fp16" entries of both) another, which a
+static copy ships instead of it, never beside it. A student who opened Generation and Mask-Fill then
+downloads only the attention graphs' structure for The mask.
 
 `python -m training web-copies FOLDER...` adds them to existing set folders (the writer of new
 sets, training/export/model_set.py, calls `write_web_copies` itself).
@@ -39,13 +40,13 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from app.contract import (CLS, FIRST_CHAR, MASK, SEP, VOCAB_FILE, cache_names, cache_shape, card_file, onnx_file,
-                          uniform, write_json)
+from app.contract import VOCAB_FILE, card_file, onnx_file, write_json
 
 from ..families import FAMILIES, family
+from .web_checks import check_attention, check_gpt, gpt_text  # noqa: F401 (check_gpt, gpt_text: for their readers)
 
 WEB_DIR, MANIFEST = "web", "manifest.json"
-FORMAT = 1
+FORMAT = 2  # 2: a float16 alternative shares one weights file with its attention graph too
 ATTN = "_attn"  # the manifest key of a family's inspection graph (app/static_build.py names it the same)
 WEIGHTS_LOCATION = "weights.bin"  # what both graphs call their shared weights file (external data)
 SHARE_MIN_BYTES = 64  # smaller tensors (scalars, shapes) stay inside their graph
@@ -56,10 +57,6 @@ def web_families() -> tuple[str, ...]:
     return tuple(n for n, f in FAMILIES.items() if f.web_check)
 
 
-CHECK_PROMPTS = ("To be, or not to be, ", "ROMEO:\n", "the ")
-CHECK_SEEDS = (0, 1, 42)
-CHECK_CHARS = 200
-BERT_TOLERANCE = 1e-4
 FP16_MAX = 65504.0
 
 
@@ -87,97 +84,6 @@ def fp16_graph(model: onnx.ModelProto) -> onnx.ModelProto:
     del graph.node[:]
     graph.node.extend(casts + nodes)
     return out
-
-
-def _session(data: bytes):
-    import onnxruntime as ort
-
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = 1
-    so.inter_op_num_threads = 1
-    so.log_severity_level = 3
-    return ort.InferenceSession(data, so, providers=["CPUExecutionProvider"])
-
-
-def _draw(logits: np.ndarray, u: float | None) -> int:
-    """THE draw at temperature 1 with no truncation (app/sampling.py), or greedy when u is None."""
-    z = logits[FIRST_CHAR:].astype(np.float64)
-    if u is None:
-        return FIRST_CHAR + int(np.argmax(z))
-    p = np.exp(z - z.max())
-    cdf = np.cumsum(p / p.sum())
-    i = int(np.searchsorted(cdf, u * cdf[-1], side="right"))
-    return FIRST_CHAR + min(i, len(cdf) - 1)
-
-
-def gpt_text(session, config: dict, ids: list[int], n: int, seed: int | None) -> list[int]:
-    """n characters after `ids` (KV-cached, with the window rule of app/tasks/gpt.py)."""
-    context = int(config["context"])
-    names = cache_names(int(config["n_layer"]))
-    cache = {name: np.zeros(cache_shape(config), dtype=np.float32) for name in names}
-    outputs = ["logits", *[name.replace("past_", "present_", 1) for name in names]]
-
-    def run(new: list[int], start: int) -> np.ndarray:
-        result = session.run(outputs, {"input_ids": np.asarray([new], dtype=np.int64),
-                                       "past_length": np.array(start, dtype=np.int64), **cache})
-        cache.update(zip(names, result[1:]))
-        return result[0][0, -1]
-
-    seq = list(ids[-context:])
-    logits = run(seq, 0)
-    out = []
-    for i in range(n):
-        token = _draw(logits, None if seed is None else uniform(seed, i))
-        out.append(token)
-        seq.append(token)
-        if len(seq) > context:
-            seq = seq[-(context // 2):]
-            logits = run(seq, 0)
-        else:
-            logits = run(seq[-1:], len(seq) - 1)
-    return out
-
-
-def encode(chars: list[str], text: str) -> list[int]:
-    stoi = {ch: i + FIRST_CHAR for i, ch in enumerate(chars)}
-    return [stoi.get(ch, 1) for ch in text]
-
-
-def check_gpt(fp32: bytes, web: bytes, config: dict, chars: list[str]) -> dict:
-    a, b = _session(fp32), _session(web)
-    texts = same = 0
-    for prompt in CHECK_PROMPTS:
-        ids = encode(chars, prompt)
-        for seed in (None, *CHECK_SEEDS):
-            texts += 1
-            same += gpt_text(a, config, ids, CHECK_CHARS, seed) == gpt_text(b, config, ids, CHECK_CHARS, seed)
-    return {"ok": same == texts, "texts": texts, "same_texts": same, "chars_each": CHECK_CHARS,
-            "what": "greedy and seeded (temperature 1) texts after fixed prompts"}
-
-
-def check_bert(fp32: bytes, web: bytes, config: dict, chars: list[str]) -> dict:
-    """Every position of a few lines masked in turn: probabilities and top-1 of both graphs."""
-    a, b = _session(fp32), _session(web)
-    room = int(config["context"]) - 2
-    worst, same_top, rows = 0.0, 0, 0
-    for prompt in (*CHECK_PROMPTS, "Now is the winter of our discontent"):
-        ids = encode(chars, prompt)[:room]
-        batch = np.tile(np.asarray([CLS, *ids, SEP], dtype=np.int64), (len(ids), 1))
-        batch[np.arange(len(ids)), np.arange(len(ids)) + 1] = MASK
-        feeds = {"input_ids": batch, "token_type_ids": np.zeros_like(batch)}
-        pa, pb = (_probs(s.run(["mlm_logits"], feeds)[0], len(ids)) for s in (a, b))
-        worst = max(worst, float(np.abs(pa - pb).max()))
-        same_top += int((pa.argmax(-1) == pb.argmax(-1)).sum())
-        rows += len(ids)
-    return {"ok": worst <= BERT_TOLERANCE and same_top == rows, "max_abs_prob_diff": worst,
-            "tolerance": BERT_TOLERANCE, "positions": rows, "same_top1": same_top,
-            "what": "each character of fixed lines masked in turn: probabilities over the characters"}
-
-
-def _probs(mlm: np.ndarray, n: int) -> np.ndarray:
-    z = mlm[np.arange(n), np.arange(n) + 1, FIRST_CHAR:].astype(np.float64)
-    z = np.exp(z - z.max(-1, keepdims=True))
-    return z / z.sum(-1, keepdims=True)
 
 
 def _write(path: Path, data: bytes) -> None:
@@ -244,6 +150,24 @@ def _copy(web: Path, fam: str, data: bytes, keep: set, ext: str = "onnx") -> dic
     return {"file": name, "sha256": digest, "bytes": len(data), "gzip_bytes": len(packed)}
 
 
+def _pair(web: Path, fam: str, plain: bytes, attn: bytes, keep: set, dims: dict, storage: str) -> tuple[dict, dict | None]:
+    """A family's plain graph and (where the set has one) its attention graph, written as one pair:
+    the two read ONE weights file (`shared`). (plain entry, attention entry or None)."""
+    if not attn:
+        return _copy(web, fam, plain, keep), None
+    plain, attn, blob, counts = shared(plain, attn)
+    weights = {**_copy(web, fam + "_weights", blob, keep, ext="bin"), "location": WEIGHTS_LOCATION}
+    inspection = {**_copy(web, fam + ATTN, attn, keep), "weights": weights, "storage": storage, "config": dims, **counts}
+    return {**_copy(web, fam, plain, keep), "weights": weights}, inspection
+
+
+def _files(entry: dict | None) -> list[dict]:
+    """Every file an entry names: its graph, its weights file, and its float16 alternative's."""
+    if not isinstance(entry, dict) or not entry:
+        return []
+    return [entry, *_files(entry.get("weights")), *_files(entry.get("fp16"))]
+
+
 def write_web_copies(folder: Path, families=None) -> dict | None:
     """Write folder/web/ (hashed copies, their .gz, manifest.json) for the families the set holds;
     the manifest, or None when the set holds none of them. Old copies are removed."""
@@ -256,7 +180,8 @@ def write_web_copies(folder: Path, families=None) -> dict | None:
     web = folder / WEB_DIR
     web.mkdir(exist_ok=True)
     try:
-        before = json.loads((web / MANIFEST).read_text(encoding="utf-8")).get("models", {})
+        read = json.loads((web / MANIFEST).read_text(encoding="utf-8"))
+        before = read.get("models", {}) if read.get("format") == FORMAT else {}  # another layout: written anew
     except (OSError, ValueError):
         before = {}
     manifest = {"format": FORMAT, "vocab": {"chars": chars}, "models": {}}
@@ -267,33 +192,31 @@ def write_web_copies(folder: Path, families=None) -> dict | None:
         attn_path = folder / f"{fam}.attn.onnx"
         attn = attn_path.read_bytes() if attn_path.is_file() else b""
         source = hashlib.sha256(fp32 + json.dumps(chars).encode() + attn).hexdigest()
-        old = before.get(fam) or {}
-        variants = [old] + [v for v in (old.get("fp16"), old.get("weights"), (before.get(fam + ATTN) or {}))
-                            if isinstance(v, dict) and v]
-        if (old.get("source_sha256") == source and (old.get("storage") == "fp16" or "fp16" in old)
-                and all((web / str(v.get("file"))).is_file() and (web / f"{v.get('file')}.gz").is_file() for v in variants)):
+        old, old_attn = before.get(fam) or {}, before.get(fam + ATTN) or {}
+        files = _files(old) + _files(old_attn)
+        if (old.get("source_sha256") == source and (old.get("storage") == "fp16" or "fp16" in old) and bool(attn) == bool(old_attn)
+                and all((web / str(v.get("file"))).is_file() and (web / f"{v.get('file')}.gz").is_file() for v in files)):
             manifest["models"][fam] = old  # the same graphs and vocabulary: their copies stand
-            if before.get(fam + ATTN) and "weights" in old:
-                manifest["models"][fam + ATTN] = before[fam + ATTN]
-            keep.update(n for v in variants for n in (v["file"], v["file"] + ".gz"))
+            if old_attn:
+                manifest["models"][fam + ATTN] = old_attn
+            keep.update(n for v in files for n in (v["file"], v["file"] + ".gz"))
             continue
         half = fp16_graph(onnx.load_from_string(fp32)).SerializeToString()
+        half_attn = fp16_graph(onnx.load_from_string(attn)).SerializeToString() if attn else b""
         check = family(fam).web_checker()(fp32, half, config, chars)  # its own fp16 check (training/families/)
-        data, storage = (half, "fp16") if check["ok"] else (fp32, "fp32")
+        if attn:  # the attention graph reads the same weights file, so it is stored the same way: checked too
+            check["attention"] = check_attention(fam, attn, half_attn, chars)
+            check["ok"] = check["ok"] and check["attention"]["ok"]
+        storage = "fp16" if check["ok"] else "fp32"
         dims = {k: config[k] for k in ("vocab_size", "context", "n_layer", "n_head", "n_embd")}
-        extra, inspection = {}, None
-        if storage == "fp32" and attn:  # one weights file for the plain graph and the attention graph
-            data, attn_graph, blob, counts = shared(data, attn)
-            weights = {**_copy(web, fam + "_weights", blob, keep, ext="bin"), "location": WEIGHTS_LOCATION}
-            extra = {"weights": weights}
-            inspection = {**_copy(web, fam + ATTN, attn_graph, keep), "weights": weights, "storage": "fp32",
-                          "config": dims, **counts}
-        entry = _copy(web, fam, data, keep)
-        manifest["models"][fam] = {
-            **entry, **extra, "source_sha256": source, "storage": storage,
-            "fp32_bytes": len(fp32), "config": dims, "fp16_check": check}
-        if storage == "fp32":  # the smaller copy a static export may ask for (--weights fp16)
-            manifest["models"][fam]["fp16"] = _copy(web, fam, half, keep)
+        entry, inspection = _pair(web, fam, *((half, half_attn) if check["ok"] else (fp32, attn)), keep, dims, storage)
+        manifest["models"][fam] = {**entry, "source_sha256": source, "storage": storage, "fp32_bytes": len(fp32),
+                                   "config": dims, "fp16_check": check}
+        if storage == "fp32":  # the smaller pair a static export may ask for (--weights fp16), also one weights file
+            alt, alt_inspection = _pair(web, fam, half, half_attn, keep, dims, "fp16")
+            manifest["models"][fam]["fp16"] = alt
+            if inspection:
+                inspection["fp16"] = {k: v for k, v in alt_inspection.items() if k not in ("config", "storage")}
         if inspection:
             manifest["models"][fam + ATTN] = inspection
     write_json(web / MANIFEST, manifest)

@@ -22,5 +22,5 @@ FAMILY = Family(
     objective_text=_mlm_text,
     export="training.export:BERTExport", program_ref="training.export:plain_program", evaluate="training.evaluate:evaluate_bert",
     eval_size={"n_pairs": 2000}, live="training.live.views:bert_fill", uses_nsp=True, inspected=True,
-    live_metric="training.live.metrics:bert_masked_top1", web_check="training.export.web:check_bert", masked=True,
+    live_metric="training.live.metrics:bert_masked_top1", web_check="training.export.web_checks:check_bert", masked=True,
     long_run={"context": 128, "lr": 3e-3, "dropout": 0.0, "steps": 6800, "schedule": "cosine", "min_lr_ratio": 0.1})

@@ -18,4 +18,4 @@ FAMILY = Family(
     objective_text=lambda tc: "causal language modelling (next character)",
     export="training.export:GPTExport", program_ref="training.export:gpt_program", evaluate="training.evaluate:evaluate_gpt",
     eval_size={"max_chars": 400_000}, live="training.live.views:gpt_sample", inspected=True,
-    web_check="training.export.web:check_gpt")
+    web_check="training.export.web_checks:check_gpt")

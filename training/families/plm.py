@@ -16,4 +16,4 @@ FAMILY = Family(
                               "two streams)",
     export="training.plm:PLMExport", program_ref="training.export:plain_program", evaluate="training.plm:evaluate_plm",
     eval_size={"n_windows": 1000}, live="training.plm:plm_fill", inspected=True,
-    feeds="training.plm:FEEDS")
+    feeds="training.plm:FEEDS", web_check="training.export.web_checks:check_plm")

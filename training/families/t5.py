@@ -16,4 +16,4 @@ FAMILY = Family(
                               "written back after sentinels)",
     export="training.t5:T5Export", program_ref="training.export:plain_program", evaluate="training.t5:evaluate_t5",
     eval_size={"n_windows": 1000}, live="training.t5:t5_fill", inspected=True,
-    feeds="training.t5:FEEDS")
+    feeds="training.t5:FEEDS", web_check="training.export.web_checks:check_t5")
