@@ -179,10 +179,11 @@ def write_all(out: Path, client, settings: Settings, models_dir: Path, weights: 
     return {"folder": str(out), "set": default, "pages": PAGES, "bytes": size}
 
 
-# Models only the static copy reads, beside the web copies (training/export/web.py: the families the
-# browser's engine samples from): manifest key -> (its file in the set, the card whose config it runs
-# with). Every other family's graph (ELECTRA's discriminator) and every family's inspection graph the
-# attention page draws (training/inspect_export.py, "<name>_attn"), float32 as served.
+# Models only the static copy reads, beside the web copies (training/export/web.py: GPT, BERT, T5 and
+# PLM, each family's served and attention graphs reading one weights file): manifest key -> (its file in
+# the set, the card whose config it runs with). A family without a web copy (ELECTRA's discriminator)
+# and an inspection graph the web copies lack (a set written before them), float32 as served; never
+# a second copy of a family the web copies hold (tests/app/test_static_weights_once.py).
 ATTN = "_attn"
 DEVICE_EXTRAS = {**{s.name: (f"{s.name}.onnx", f"{s.name}.card.json") for s in SPECS.values()},
                  **{s.name + ATTN: (f"{s.name}.attn.onnx", f"{s.name}.card.json") for s in for_page("attention")}}
@@ -226,12 +227,13 @@ def checked_attention(client, models: dict, folder: Path) -> None:
 
 def half_weights(part: dict) -> dict:
     """A web copy's entry with its float16 copy in place of the float32 one (--weights fp16), saying
-    so: `storage` fp16, and the check's figures (how often the server's answers came out the same) stay."""
+    so: `storage` fp16, and the check's figures (how often the server's answers came out the same) stay.
+    A family's attention graph turns with it: the float16 pair reads its own one weights file."""
     half = part.pop("fp16", None)
     if not isinstance(half, dict):
-        return part  # already float16 (its check passed: the same answers), none written, or an attention graph
+        return part  # already float16 (its check passed: the same answers), or none written
     part.pop("url", None)
-    part.pop("weights", None)  # the float16 copy holds its own weights (the attention graph keeps the float32 file)
+    part.pop("weights", None)  # the float16 pair's weights file (if any) replaces the float32 one
     return {**part, **half, "storage": "fp16"}
 
 
@@ -243,6 +245,10 @@ def write_web(out: Path, client, settings: Settings, models_dir: Path, default: 
     manifest = client.get(f"/web/models/{default}/manifest.json").json()
     if weights == "fp16":
         manifest["models"] = {fam: half_weights(part) for fam, part in manifest["models"].items()}
+        for key, part in manifest["models"].items():  # an attention graph in half precision says what that moved
+            check = (manifest["models"].get(key.removesuffix(ATTN)) or {}).get("fp16_check") or {}
+            if key.endswith(ATTN) and part.get("storage") == "fp16" and isinstance(check.get("attention"), dict):
+                part["fp16_check"] = check["attention"]
     else:
         for part in manifest["models"].values():
             part.pop("fp16", None)  # not shipped: the copy names only what it holds

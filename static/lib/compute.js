@@ -75,10 +75,12 @@ function draw(node) {
 
 /* A static copy exported with --weights fp16 (app/static_build.py) computes from half-precision
    weights: said beside every answer from the device, with how often the export's check found the
-   server's answers (training/export/web.py: GPT's test texts, BERT's top guesses). */
+   server's answers (training/export/web_checks.py: GPT's test texts, BERT's and PLM's top guesses, T5's
+   written spans, an attention graph's weights). */
 async function halfNote() {
   const manifest = await manifestFor(modelId() || "default");
-  const mine = (name) => !pageFamily || [].concat(pageFamily).includes(name); // the page's own model(s), when it says
+  const mine = (name) => !pageFamily || (typeof pageFamily === "function" ? pageFamily(name) // the page's own model(s), when it says
+    : [].concat(pageFamily).includes(name));
   // only where the check found a difference (an export asked for it); a copy that passed gives the server's answers
   const parts = Object.entries(manifest.models).filter(([name, p]) => p.storage === "fp16" && p.fp16_check &&
     p.fp16_check.ok === false && mine(name));
@@ -87,6 +89,10 @@ async function halfNote() {
     const c = p.fp16_check;
     if (c.texts) return name.toUpperCase() + ": " + c.same_texts + " of " + c.texts + " test texts the same as the server's";
     if (c.positions) return name.toUpperCase() + ": the same top guess at " + c.same_top1 + " of " + c.positions + " test positions";
+    if (c.spans) return name.toUpperCase() + ": " + c.same_spans + " of " + c.spans + " test spans written back the same, " +
+      "each character's probability within " + c.max_abs_prob_diff.toFixed(4);
+    if (c.max_abs_weight_diff !== undefined) return name.replace(/_attn$/, "").toUpperCase() + "'s attention map: every value within " +
+      c.max_abs_weight_diff.toFixed(4) + " of the server's";
     return "";
   }).filter(Boolean);
   return " (weights stored in half precision, fp16, for a smaller download: answers may differ from the server's " +
