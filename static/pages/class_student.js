@@ -163,9 +163,9 @@ function render(s) {
   if (shown !== null && s.version !== shown) clearError(); // an error belongs to the state it happened in
   shown = s.version;
   last = s;
-  // the teacher's "models on the phones" (once): the applets' models the server's device manifest lists (not the
-  // attention page's graphs, which read the same weights files: lib/engine_attention.js)
-  if (s.models_on_phones && !s.ended) keepOnDevice((key) => !key.endsWith("_attn"));
+  // the teacher's "models on the phones" (once): GPT and BERT, the models the class's activities and most applets
+  // run (docs/classroom.md); T5 and PLM, in the device manifest too, download only on a page that needs them
+  if (s.models_on_phones && !s.ended) keepOnDevice((key) => key === "gpt" || key === "bert");
   $("#j-me").textContent = s.me.nickname;
   $("#j-code-shown").textContent = s.display_code;
   $("#j-rejoin-shown").textContent = s.me.rejoin_code ? s.me.rejoin_code.slice(0, 3) + "-" + s.me.rejoin_code.slice(3) : "";
