@@ -26,7 +26,7 @@ for (const [fam, part] of Object.entries(manifest.models)) {
   if (part.weights) bytes[fam + ":weights"] = fs.readFileSync(path.join(modelsDir, "web", part.weights.file)); // shared by a family's two graphs
 }
 for (const card of fs.readdirSync(modelsDir).filter((f) => f.endsWith(".card.json"))) {
-  // a family without a web copy (ELECTRA, T5): its served graph, as the static copy ships it (app/static_build.py)
+  // a family without a web copy (ELECTRA): its served graph, as the static copy ships it (app/static_build.py)
   const fam = card.slice(0, -".card.json".length);
   const file = path.join(modelsDir, fam + ".onnx");
   if (manifest.models[fam] || !fs.existsSync(file)) continue;

@@ -201,3 +201,30 @@ def shipped_web_set(tmp_path: Path) -> Path:
 
 def test_engine_matches_the_server_on_the_shipped_set(tmp_path):
     check_set(shipped_web_set(tmp_path), tmp_path)
+
+
+SPANS_AND_FOUR = [  # T5 and PLM from the shipped set's web copies (issue 54): spans written back, their attention
+    ["/api/spans", {"text": "To be, or not to be, that is the question", "spans": [[3, 5], [13, 16], [30, 34]]}],
+    ["/api/spans", {"text": "caf\u00e9 \U0001F600 ROMEO. O, she doth teach the torches", "spans": [[0, 2], [9, 14], [28, 33]]}],
+    ["/api/attention", {"text": "to be or not", "families": ["t5", "plm"], "seed": 3, "layer": 1, "head": 2}],
+]
+
+
+def test_t5_and_plm_web_copies_match_the_server_on_the_shipped_set(tmp_path):
+    """The shipped set's T5 and PLM web copies (each family's plain and attention graphs reading one
+    weights file) give the server's answers on the device: the same spans, probabilities within 1e-4."""
+    folder = shipped_web_set(tmp_path)
+    manifest = json.loads((folder / "web" / "manifest.json").read_text(encoding="utf-8"))
+    if "t5" not in manifest["models"]:
+        pytest.skip("this set's web copies have no T5 (python -m training web-copies models)")
+    server, engine = run_server(folder, SPANS_AND_FOUR, tmp_path), run_engine(folder, SPANS_AND_FOUR, tmp_path)
+    assert [r["status"] for r in server] == [r["status"] for r in engine] == [200] * 3
+    for s, e in zip(server[:2], engine[:2]):
+        a, b = s["json"], e["json"]
+        assert a["corrupted"] == b["corrupted"] and len(a["spans"]) == len(b["spans"])
+        for x, y in zip(a["spans"], b["spans"], strict=True):
+            assert [w["char"] for w in x["written"]] == [w["char"] for w in y["written"]]
+            assert all(close(v["prob"], w["prob"]) for v, w in zip(x["written"], y["written"]))
+    assert sum(len(x["written"]) for r in server[:2] for x in r["json"]["spans"]) > 0  # T5 wrote characters
+    assert server[2]["json"]["t5"] and server[2]["json"]["plm"]
+    assert_same_attention(server[2]["json"], engine[2]["json"])
