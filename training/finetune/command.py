@@ -28,7 +28,9 @@ vocabulary: app/contract/readouts.py; `none` switches it off). Output, one JSON 
                                       the machine's load (app/contract/finetune_load.py)
     {"event": "result", "arm", "size", "seed", "metric", "score", "accuracy" (+ "f1"), "same_answer",
      "n_test", "examples", "validation", "steps", ..., "seconds", "cpu_seconds",
-     "time_left": {"seconds", "text", "scale"}}  (+ "model", "step" with --snapshots; no time_left there)
+     "time_left": {"seconds", "text", "scale"}}  (+ "model", "step" with --snapshots; no time_left there;
+                                      + "units" with --keep-units: per test example right, total, TP, FP, FN,
+                                      training/finetune/stats.py, for a bootstrap over the test examples)
                                       the estimate scaled by what the finished jobs took (progress.py)
     {"event": "classifier", "arm", "dir": "classifiers/<arm>", "accuracy", "score", "seconds"}  full, probe and
         scratch at the largest size, seed 0, exported to OUT/classifiers/<arm>/ (training/finetune/export.py)
@@ -103,6 +105,8 @@ def add_finetune_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--snapshots", default=None, help="a run folder: fine-tune (full arm, first size) from each of its snapshots")
     p.add_argument("--no-export", action="store_true", help="do not export classifiers")
     p.add_argument("--no-gpt", action="store_true", help="skip GPT's way")
+    p.add_argument("--keep-units", action="store_true",
+                   help="each result line carries its per-test-example counts (a bootstrap over the test examples)")
     p.add_argument("--list-tasks", action="store_true", help="print the shipped tasks as JSON and exit")
     p.add_argument("--check-task", default=None, metavar="FILE", help="print the task file's problems as JSON and exit")
     p.add_argument("--time-step", action="store_true",
@@ -197,7 +201,7 @@ def run(args) -> dict:
         outcomes.append((result, u))
         cpu[result["arm"]] += result["cpu_seconds"]
         progress.finished(result, time.time())
-        emit(result | {"time_left": progress.left(time.time())})
+        emit(result | {"time_left": progress.left(time.time())} | ({"units": u.tolist()} if args.keep_units else {}))
         if (export and model is not None and result["arm"] in EXPORTED and result["size"] == sizes[-1]
                 and result["seed"] == 0 and "smaller" not in result.get("model", "")):
             emit(lab.export(model, result, Path(args.out)))

@@ -36,6 +36,12 @@ PLAN = {f"{t}-grid": ["--task", t, *GRID] for t in SET}
 # A readout declared after its task's grid ran (issue 52 must 2: names, read as 1 - p(the letter there)):
 # run on its own with the grid's seeds, so each seed has the same labelled examples as the grid's arms.
 PLAN["names-readout"] = ["--task", "names", "--arms", "readout", "--sizes", "8,32,128,all", "--seeds", "5"]
+# The lab's one primary question (training/tasks/README.md, written down before these ran): LP-FT minus
+# class-balanced n-grams at 128 labelled examples on the tasks no head reads, 10 seeds, every test example's
+# counts kept; Holm over the two (training/finetune/primary.py). Not among the grid's comparisons.
+PRIMARY_ARGS = ["--arms", "full,ngram", "--sizes", "128", "--trained-up-to", "128", "--seeds", "10", "--keep-units"]
+PRIMARY = {f"{t}-primary": ["--task", t, *PRIMARY_ARGS] for t in ("repeats", "questions")}
+PLAN.update(PRIMARY)
 ARM_HEAD = {"readout": "readout (own head)", "full": "LP-FT", "probe": "linear probe", "scratch": "from scratch",
             "ngram": "char n-grams (balanced)"}
 
@@ -86,10 +92,20 @@ def read(path: Path) -> tuple[dict, list[dict], dict]:
     return rows[0], [r for r in rows if r["event"] == "result"], rows[-1]
 
 
-def current(head: dict, model: str = "models") -> bool:
+def current(head: dict, model: str = "models", results: list[dict] | None = None) -> bool:
+    """Are the file's figures of today's models and today's test set? (A task whose test part grew, as
+    repeats' did for the primary question, makes its older files stale the same way.)"""
     m = Path(model)
-    return head["bert_onnx_sha256"] == sha(m / "bert.onnx") and (not head["reads_gpt"]
-                                                                 or head["gpt_onnx_sha256"] == sha(m / "gpt.onnx"))
+    same_models = head["bert_onnx_sha256"] == sha(m / "bert.onnx") and (not head["reads_gpt"]
+                                                                        or head["gpt_onnx_sha256"] == sha(m / "gpt.onnx"))
+    return same_models and all(r.get("n_test") in (None, test_size(head)) for r in results or [])
+
+
+def test_size(head: dict) -> int | None:
+    from .tasks import load_task
+
+    cmd = head["command"].split()
+    return len(load_task(cmd[cmd.index("--task") + 1]).test) if "--task" in cmd else None
 
 
 def file_enough(summary: dict, results: list[dict]) -> bool:
@@ -112,11 +128,11 @@ def build_card(model: str = "models") -> dict:
             head, results, summary = read(path)
             files[name] = {"command": head["command"], "bert_onnx_sha256": head["bert_onnx_sha256"],
                            "gpt_onnx_sha256": head["gpt_onnx_sha256"], "reads_gpt": head["reads_gpt"],
-                           "current": current(head, model), "task": summary["task"], "summary": summary}
+                           "current": current(head, model, results), "task": summary["task"], "summary": summary}
             enough[name] = file_enough(summary, results)
     # only files whose test part reaches the minimum are compared (issue 42): the others' numbers stay in their tables
-    comps = [(n, o, k) for n, f in files.items() if enough[n] for o, by in (f["summary"].get("differences") or {}).items()
-             for k, d in by.items() if d.get("n", 0) > 1]
+    comps = [(n, o, k) for n, f in files.items() if enough[n] and n not in PRIMARY
+             for o, by in (f["summary"].get("differences") or {}).items() for k, d in by.items() if d.get("n", 0) > 1]
     m = len(comps)
     rows = []
     for n, o, k in comps:
@@ -130,9 +146,20 @@ def build_card(model: str = "models") -> dict:
     sizes = sorted({k for _, _, k in comps}, key=lambda s: (s == "all", int(s) if s.isdigit() else 0))
     return {"model": model, "bert_onnx_sha256": fingerprint(model), "gpt_onnx_sha256": sha(Path(model) / "gpt.onnx"),
             "interval": METHOD, "files": files, "not_run": [n for n in PLAN if n not in files],
-            "described": described(),
+            "described": described(), "primary": primary_answer(),
             "headline": {"m": m, "tasks": tasks, "sizes": sizes, "claims": claims, "comparisons": rows,
                          "text": headline_text(m, tasks, sizes, rows)}}
+
+
+def primary_answer() -> dict:
+    """The primary question's answer (training/finetune/primary.py) from its committed files."""
+    from .primary import answer
+
+    by_task = {}
+    for name, args in PRIMARY.items():
+        path = RESULTS / f"{name}.jsonl"
+        by_task[args[args.index("--task") + 1]] = read(path)[1] if path.exists() else []
+    return answer(by_task)
 
 
 def head_reads(summary: dict) -> bool:
@@ -149,7 +176,7 @@ def scores_by_seed(task: str, arm: str) -> dict[str, dict[int, float]]:
     out: dict[str, dict[int, float]] = {}
     for name in PLAN:
         path = RESULTS / f"{name}.jsonl"
-        if path.exists() and PLAN[name][PLAN[name].index("--task") + 1] == task:
+        if name not in PRIMARY and path.exists() and PLAN[name][PLAN[name].index("--task") + 1] == task:
             for r in read(path)[1]:
                 if r["arm"] == arm and str(r["size"]) != "0":
                     out.setdefault(str(r["size"]), {})[r["seed"]] = r["score"]
@@ -298,7 +325,10 @@ def markdown(card: dict) -> str:
     if "files" not in card:
         return ("The card `models/finetune.card.json` predates issue 32 (readout, LP-FT, class weights, seed-level "
                 "intervals): run `python -m training.finetune.report --run NAME` and then `python -m training.finetune.report`.")
-    out = [f"Intervals: {card['interval']}.\n", f"**Over every file:** {card['headline']['text']}\n"]
+    out = [f"Intervals: {card['interval']}.\n"]
+    if card.get("primary"):
+        out.append(f"**The primary question** (planned in training/tasks/README.md before its runs): {card['primary']['text']}\n")
+    out.append(f"**Over every file:** {card['headline']['text']}\n")
     if card.get("described"):
         out.append(described_text(card["described"]))
     rows = {(r["file"], r["of"][1], r["size"]): r for r in card["headline"].get("comparisons", [])}
@@ -333,7 +363,7 @@ def main() -> None:
     if bad:
         raise SystemExit(f"--run: unknown entries {bad}; the plan has {', '.join(PLAN)}")
     if a.stale:
-        todo += [n for n in PLAN if (RESULTS / f"{n}.jsonl").exists() and not current(read(RESULTS / f"{n}.jsonl")[0], a.model)]
+        todo += [n for n in PLAN if (RESULTS / f"{n}.jsonl").exists() and not current(read(RESULTS / f"{n}.jsonl")[0], a.model, read(RESULTS / f"{n}.jsonl")[1])]
     for name in dict.fromkeys(todo):
         print("ran", run_entry(name, a.model), file=sys.stderr)
     card = build_card(a.model)

@@ -160,3 +160,45 @@ def clear(d: dict) -> bool:
     An interval of zero width never does (issue 42: it measures nothing, so it is never a claim)."""
     c = d.get("corrected") or d
     return c.get("lo") is not None and not zero_width(d) and (c["lo"] > 0 or c["hi"] < 0)
+
+
+def two_level(a: dict[int, np.ndarray], b: dict[int, np.ndarray], metric: str, level: float = 0.95) -> dict:
+    """a - b by a two-level bootstrap (issue 52's primary question): each resample draws the seeds with
+    replacement, then the held-out examples with replacement, both arms on the same draws (paired), so
+    the interval counts the test set's luck as well as the seeds'. {"lo", "hi", "se", "level", "resamples"}:
+    the percentile interval and the resamples' standard deviation (a standard error of the mean difference)."""
+    common = sorted(set(a) & set(b))
+    if len(common) < 2:
+        return {"lo": None, "hi": None, "se": None, "level": level, "resamples": RESAMPLES}
+    sa, sb = np.stack([a[s] for s in common]), np.stack([b[s] for s in common])
+    seeds, weights = _draws(len(common), sa.shape[1], np.random.default_rng(BOOT_SEED + 2))
+    diff = _resampled(sa, seeds, weights, metric) - _resampled(sb, seeds, weights, metric)
+    lo, hi = np.percentile(diff, [50 * (1 - level), 100 - 50 * (1 - level)])
+    return {"lo": float(lo), "hi": float(hi), "se": float(diff.std(ddof=1)), "level": level, "resamples": RESAMPLES}
+
+
+def paired_t(per_seed: list[float]) -> dict:
+    """A two-sided paired t test of the per-seed differences against 0: {"t", "p", "df"}."""
+    from scipy.stats import t
+
+    v = np.asarray(per_seed, dtype=np.float64)
+    sd = v.std(ddof=1) if len(v) > 1 else 0.0
+    if len(v) < 2 or sd == 0:
+        return {"t": None, "p": None, "df": len(v) - 1}
+    stat = float(v.mean() / (sd / np.sqrt(len(v))))
+    return {"t": stat, "p": float(2 * t.sf(abs(stat), len(v) - 1)), "df": len(v) - 1}
+
+
+def holm(ps: dict[str, float | None], alpha: float = 0.05) -> dict[str, dict]:
+    """Holm's step-down over the named p values: the smallest tested at alpha / m, the next at
+    alpha / (m - 1), ..., stopping at the first kept null. {name: {"level", "rejected", "p_adjusted"}};
+    "level" is the confidence level of the name's interval (1 - its step's alpha). A None p is never rejected."""
+    order = sorted(ps, key=lambda k: (ps[k] is None, ps[k] or 0.0))
+    m, going, out, running = len(order), True, {}, 0.0
+    for i, k in enumerate(order):
+        step = alpha / (m - i)
+        p = ps[k]
+        running = max(running, min(1.0, (m - i) * p)) if p is not None else 1.0
+        going = going and p is not None and p <= step
+        out[k] = {"level": 1 - step, "rejected": going, "p_adjusted": running}
+    return out
