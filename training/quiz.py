@@ -137,11 +137,17 @@ def build_quiz(docs: list[Document], context: int, n_items: int = 200, seed: int
     return [{"id": f"q{k:03d}", **items[int(i)]} for k, i in enumerate(order)]
 
 
+def pair_input(a_ids: list[int], b_ids: list[int]) -> tuple[list[int], list[int]]:
+    """The ids and token types of a pair as BERT's next-sentence head reads it: [CLS] a [SEP] b [SEP],
+    type 0 for [CLS] a [SEP] and 1 for b [SEP] (the quiz's score here, and the fine-tune lab's "nsp"
+    readout, training/finetune/readout.py)."""
+    return [CLS, *a_ids, SEP, *b_ids, SEP], [0] * (len(a_ids) + 2) + [1] * (len(b_ids) + 1)
+
+
 def p_is_next(session, tok: CharTokenizer, a: str, b: str) -> float:
     """P(IsNext) from an onnxruntime session of bert.onnx, exactly as app/ computes it."""
-    a_ids, b_ids = tok.encode(a), tok.encode(b)
-    ids = np.asarray([[CLS, *a_ids, SEP, *b_ids, SEP]], dtype=np.int64)
-    types = np.asarray([[0] * (len(a_ids) + 2) + [1] * (len(b_ids) + 1)], dtype=np.int64)
+    row, row_types = pair_input(tok.encode(a), tok.encode(b))
+    ids, types = np.asarray([row], dtype=np.int64), np.asarray([row_types], dtype=np.int64)
     nsp = session.run(["nsp_logits"], {"input_ids": ids, "token_type_ids": types})[0][0].astype(np.float64)
     e = np.exp(nsp - nsp.max())
     return float(e[0] / e.sum())

@@ -5,7 +5,8 @@
         "none" = switch a declared one off; else a declaration's JSON); readoutHint(info) -> sentence;
         renderReadout(info) fills #ft-readout-box (hidden without info); chosenReadout() -> the body's value or
         undefined (nothing to send).
-   info is labelCounts(text) of finetune_handoff.js: {kind, counts, declared}. */
+   info is labelCounts(text) of finetune_handoff.js: {kind, counts, pairs, declared}; BERT's next-sentence
+   readout ({"nsp": LABEL}) is offered only where every text is two lines (pairs). */
 import { el, $ } from "../lib/dom.js";
 
 /* Which tag a per-character readout marks: "1" where there is one, else the rarer (as the trainer does). */
@@ -25,6 +26,7 @@ const PER_CHAR = [
 function declaredWords(d) {
   if (d === "none") return "none";
   if (d && d.gpt) return `GPT's likelihood, likelier texts are “${d.gpt}”`;
+  if (d && d.nsp) return `BERT's next-line guess, lines that carry on are “${d.nsp}”`;
   if (d && d.insert) return `BERT's guess for ${JSON.stringify(d.insert)} in a gap`;
   if (d && d.masked) return d.masked === "upper" ? "BERT's guess: capital or small" : "how surprised BERT is by each character";
   return JSON.stringify(d);
@@ -41,6 +43,12 @@ export function readoutChoices(info) {
     for (const label of labels) {
       out.push({ value: JSON.stringify({ gpt: label }), text: `GPT's likelihood: the texts GPT finds more like ordinary English are “${label}”` });
     }
+    if (info.pairs) {
+      for (const label of labels) {
+        out.push({ value: JSON.stringify({ nsp: label }), text: "BERT's next-line guess (does the second line carry on from " +
+          `the first? BERT learnt this question while it read the plays): the texts where it says yes are “${label}”` });
+      }
+    }
   } else {
     const tag = markedTag(info.counts);
     for (const [decl, words] of PER_CHAR) out.push({ value: JSON.stringify(decl), text: `Tag “${tag}” = ${words}` });
@@ -50,7 +58,8 @@ export function readoutChoices(info) {
 
 export function readoutHint(info) {
   const what = "A readout asks the pretrained model its own question, with no labels taught at all: " +
-    (info && info.kind === "token" ? "BERT guesses a hidden character. " : "GPT says how much a text looks like the English it read. ") +
+    (info && info.kind === "token" ? "BERT guesses a hidden character. " : "GPT says how much a text looks like the English it read" +
+      (info && info.pairs ? ", or BERT says whether a text's second line carries on from its first. " : ". ")) +
     "If that answer means the same as your labels, the readout shows what the model already knew before seeing any of them " +
     "(the first row of the results). Only you know whether it means the same, so nothing is read unless you choose.";
   const n = info ? Object.keys(info.counts).length : 0;

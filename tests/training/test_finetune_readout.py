@@ -178,7 +178,7 @@ def test_a_whole_input_task_gets_gpts_likelihood_only_when_declared():
     assert '{"gpt"' in why_not(undeclared, True)
     yes = parse_task(text_file({"gpt": "b"}))
     assert declared(yes) == {"gpt": "b"} and why_not(yes, True) is None and "no GPT" in why_not(yes, False)
-    assert declared(load_task("follows")) is None and declared(load_task("spelling")) == {"gpt": "spelt right"}
+    assert declared(load_task("verse")) is None and declared(load_task("spelling")) == {"gpt": "spelt right"}
 
 
 def test_the_shipped_typos_task_reads_letters_only(bert, stoi, tiny_models_dir):

@@ -23,6 +23,11 @@ Whole-input tasks with two labels read the GPT: the mean log-probability per cha
 likelier texts have; its zero-label rule: LABEL when the text costs the GPT less than twice its own
 held-out loss (gpt.card.json, nats per character). A whole-input task is read only when it declares
 "gpt" (issue 42: GPT's likelihood means nothing for most questions; sentiment got 43 % as its "readout").
+{"nsp": LABEL} reads BERT's next-sentence head instead, for texts that are two lines joined by "\n"
+(`follows`, issue 52): p(IsNext) of [CLS] first line [SEP] second line [SEP] (the quiz's pair,
+training/quiz.py pair_input; a text without a line break is the first line and an empty second);
+zero labels: LABEL when p(IsNext) > 0.5, the shipped head's decision (its bias was shifted on
+validation pairs so that it says IsNext on half of them: training/nsp_calibration.py).
 A task declaring "none", or nothing, has no readout (the arm is skipped and says why). The vocabulary
 and its checks: app/contract/readouts.py; a task file declares it on its first line, --readout on the
 command line overrides it.
@@ -41,10 +46,13 @@ import torch
 from app.contract import readouts
 
 from .loop import TaskData
-from ..tokenizer import CLS, MASK, SEP, UNK
+from ..quiz import pair_input
+from ..tokenizer import CLS, MASK, PAD, SEP, UNK
 
 ZERO_CUT = {"insert": 0.5, "other": 0.99, "upper": 0.5}
 GPT_ZERO_FACTOR = 2.0
+NSP_ZERO_CUT = 0.5
+NSP_BATCH = 64
 
 
 def declared(task) -> dict | None:
@@ -102,6 +110,33 @@ def char_scores(bert, stoi: dict, text: str, d: dict, keep: int) -> np.ndarray:
     return 1.0 - p[np.arange(n), ids]
 
 
+def lines_of(text: str) -> tuple[str, str]:
+    """(first line, the rest) of a text, split at its first line break; no break: (text, "")."""
+    a, _, b = text.partition("\n")
+    return a, b
+
+
+@torch.no_grad()
+def pair_scores(bert, stoi: dict, texts: list[str], context: int) -> np.ndarray:
+    """p(IsNext) of each text's second line after its first. A pair longer than BERT's context is cut
+    as pretraining cut its pairs: the first line to the room, then the second to what is left."""
+    room = context - 3  # [CLS] a [SEP] b [SEP]
+    rows = []
+    for t in texts:
+        a, b = lines_of(t)
+        a_ids = [stoi.get(c, UNK) for c in a[:room]]
+        rows.append(pair_input(a_ids, [stoi.get(c, UNK) for c in b[:room - len(a_ids)]]))
+    out = []
+    for k in range(0, len(rows), NSP_BATCH):  # padded batches: BERT attends to no padding (model.py allowed)
+        chunk = rows[k:k + NSP_BATCH]
+        width = max(len(ids) for ids, _ in chunk)
+        ids = torch.tensor([r + [PAD] * (width - len(r)) for r, _ in chunk])
+        seg = torch.tensor([s + [0] * (width - len(s)) for _, s in chunk])
+        _, nsp = bert(ids, seg)
+        out.append(torch.softmax(nsp, -1)[:, 0].numpy())  # class 0 = IsNext
+    return np.concatenate(out) if out else np.zeros(0)
+
+
 def best_cut(scores: np.ndarray, gold: np.ndarray, metric: str) -> float:
     """The cut c (answer 1 where score > c) that scores best on (scores, gold): F1 of the 1s, or accuracy."""
     order = np.argsort(-scores)
@@ -125,7 +160,12 @@ class Readout:
     def __init__(self, folder: Path, bert, data: TaskData, threads: int = 1):
         self.data, self.decl = data, declared(data.task) or {}
         self.positive = data.labels.index("1") if "1" in data.labels else (1 - data.majority if len(data.labels) == 2 else None)
-        if data.kind == "sequence":
+        if data.kind == "sequence" and "nsp" in self.decl:
+            bert.eval()
+            self.train = pair_scores(bert, data.stoi, [t for t, _ in data.train], data.context)
+            self.test = pair_scores(bert, data.stoi, [t for t, _ in data.test], data.context)
+            self.zero_cut, self.high = NSP_ZERO_CUT, data.labels.index(self.decl["nsp"])
+        elif data.kind == "sequence":
             from .gpt import GPTScorer, text_scores
 
             scorer = GPTScorer(folder, threads)

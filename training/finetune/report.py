@@ -56,11 +56,14 @@ def fingerprint(model: str | Path) -> str:
 
 
 def reads_gpt(args: list[str]) -> bool:
+    from app.contract.readouts import parse_json
+
     from .tasks import load_task
 
     task = load_task(args[args.index("--task") + 1])
     arms = args[args.index("--arms") + 1].split(",")
-    return task.kind == "sequence" and "readout" in arms
+    read = parse_json(args[args.index("--readout") + 1]) if "--readout" in args else task.meta.get("readout")
+    return "readout" in arms and isinstance(read, dict) and "gpt" in read  # {"nsp": ...} reads BERT, not the GPT
 
 
 def run_entry(name: str, model: str = "models") -> Path:
