@@ -137,3 +137,13 @@ def test_an_nsp_readout_is_not_a_gpt_read_in_the_results_files():
     assert reads_gpt(["--task", "backwards", "--arms", "readout,full"]) is True
     assert reads_gpt(["--task", "follows", "--arms", "readout", "--readout", '{"gpt": "follows"}']) is True
     assert reads_gpt(["--task", "backwards", "--arms", "full"]) is False
+
+
+def test_the_trainer_runs_the_zero_label_rule_of_an_nsp_readout(tiny_models_dir):
+    """Size 0 (no label seen) is in the trainer's grid for {"nsp": LABEL}, as for the other readouts."""
+    from training.finetune.runner import Lab
+
+    lab = Lab(tiny_models_dir, parse_task(pair_file({"nsp": "follows"}), "pairs"))
+    assert lab.zero_label() and lab.skip_reason("readout") is None
+    undeclared = Lab(tiny_models_dir, parse_task(pair_file(), "pairs"))
+    assert not undeclared.zero_label() and "declares no readout" in undeclared.skip_reason("readout")

@@ -141,11 +141,11 @@ class Lab:
         return model, result, u
 
     def zero_label(self) -> bool:
-        """Does the readout have a zero-label rule here (size 0)? (from the declaration: nothing computed)"""
-        from .readout import declared
+        """Does the readout have a zero-label rule here (size 0)? (from the declaration: nothing computed;
+        the vocabulary's own rule, which the page's plan uses too)"""
+        from app.contract.readouts import zero_label
 
-        d = declared(self.task)
-        return d is not None and (self.task.kind == "token" or "gpt" in d)
+        return zero_label(self.task.meta.get("readout"), self.task.kind)
 
     def rebuild(self, result: dict, state: dict):
         """A worker's fine-tuned model from its weights (training/finetune/pool.py), for export."""
