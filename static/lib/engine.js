@@ -51,6 +51,7 @@ export class Engine {
     this.sessions = {}; // family -> Promise of its InferenceSession
     this.vocab = new Vocab(manifest.vocab.chars);
     this.queue = Promise.resolve(); // one model run at a time (onnxruntime-web runs one per session)
+    this.creating = Promise.resolve(); // one session created at a time (load)
   }
 
   static create(ort, manifest, bytes) { // bytes: family -> its graph; "<family>:weights" -> its weights file
@@ -69,9 +70,16 @@ export class Engine {
     if (!this.sessions[family]) {
       const part = this.manifest.models[family];
       const options = { executionProviders: ["wasm"], graphOptimizationLevel: "all" };
+      /* Created one after another: while onnxruntime-web creates a session it mounts the external data
+         under the name the graph gives it, and every family's graph names its weights file the same
+         ("weights.bin"), so two families created at once (GPT vs BERT's page) would clash there. */
       this.sessions[family] = Promise.all([this.bytesOf(family), part.weights ? this.weightsOf(family) : null])
-        .then(([data, weights]) => this.ort.InferenceSession.create(data, weights
-          ? Object.assign({ externalData: [{ path: part.weights.location, data: weights }] }, options) : options));
+        .then(([data, weights]) => {
+          const made = this.creating.then(() => this.ort.InferenceSession.create(data, weights
+            ? Object.assign({ externalData: [{ path: part.weights.location, data: weights }] }, options) : options));
+          this.creating = made.catch(() => {});
+          return made;
+        });
       this.sessions[family].catch(() => { delete this.sessions[family]; });
     }
     return this.sessions[family];
