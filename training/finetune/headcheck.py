@@ -18,7 +18,8 @@ part's letters (readout.best_cut: F1 of the tag) and is scored on the test part'
 often a tagged letter outranks an untagged one) says how much the number knows at any threshold.
 "Marking every letter" is the floor a reading must clear. The rule the primary question fixed
 beforehand (training/tasks/README.md): a reading more than READS points above that floor reads the task.
-One JSON line per task and reading; `--out` keeps them (models/finetune_results/headcheck.jsonl).
+One JSON line per task and reading; `--out` keeps them (models/finetune_headcheck.jsonl,
+beside the result files: it is not one of them).
 """
 from __future__ import annotations
 

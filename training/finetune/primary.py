@@ -87,3 +87,49 @@ def cell_text(c: dict) -> str:
 def answer_text(cells: list[dict]) -> str:
     return (f"With {SIZE} labelled examples, on the tasks no pretrained head reads: "
             + " ".join(cell_text(c) for c in cells))
+
+
+HEADCHECK = "finetune_headcheck.jsonl"  # in the model set: `python -m training.finetune.headcheck ... --out`
+
+
+def headcheck_rows(model) -> list[dict]:
+    """The head check's lines (training/finetune/headcheck.py), kept beside the result files."""
+    import json
+    from pathlib import Path
+
+    path = Path(model) / HEADCHECK
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def markdown(card: dict) -> list[str]:
+    """The primary question's lines of docs/finetune.md: its answer, its cells, the head check."""
+    p = card.get("primary")
+    if not p:
+        return []
+    out = [f"**The primary question** (planned in training/tasks/README.md before its runs): {p['text']}\n",
+           "| task | seeds | test passages | LP-FT | n-grams | LP-FT - n-grams | paired t, p | Holm level | "
+           "t interval at it | two-level bootstrap 95 % | smallest difference seen (80 % power) |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for c in p["cells"]:
+        if c["mean"] is None:
+            out.append(f"| {c['task']} | 0 | - | - | - | - | - | - | - | - | - |")
+            continue
+        ti, b, t = c["t_interval"], c["bootstrap"], c["test"]
+        p_txt = "-" if t["p"] is None else f"{t['p']:.2g}"
+        ti_txt = "-" if ti["lo"] is None else f"{100 * ti['lo']:+.1f} to {100 * ti['hi']:+.1f}"
+        b_txt = "-" if b["lo"] is None else f"{100 * b['lo']:+.1f} to {100 * b['hi']:+.1f}"
+        seen = "-" if c["smallest_seen"] is None else f"{100 * c['smallest_seen']:.1f}"
+        out.append(f"| {c['task']} | {len(c['seeds'])} | {c['n_test']} | {100 * c['full']:.1f} | {100 * c['ngram']:.1f} | "
+                   f"{100 * c['mean']:+.1f} | {p_txt} | {100 * c['holm']['level']:.1f} % "
+                   f"({'kept' if c['holm']['rejected'] else 'not kept'}) | {ti_txt} | {b_txt} | {seen} |")
+    rows = card.get("headcheck") or []
+    if rows:
+        out += ["\nChecked unreadable before the runs (`python -m training.finetune.headcheck --task repeats --task "
+                "questions`): each head's reading of every letter, its threshold set on the training part, F1 % on the "
+                "test part's letters against marking every letter; a reading more than 5 points above that reads the task.\n",
+                "| task | head | reading | AUC | F1 % | marking every letter | reads it |", "|---|---|---|---|---|---|---|"]
+        out += [f"| {r['task']} | {r['head']} | {r['reading']} | {r['auc']:.3f} | {100 * r['f1']:.1f} | "
+                f"{100 * r['every_letter_f1']:.1f} | {'yes' if r['reads'] else 'no'} |" for r in rows]
+    return out + [""]

@@ -10,8 +10,9 @@ first "command" line naming the command and the sha256 of the bert.onnx and gpt.
 committed as models/finetune_results/NAME.jsonl. The card (models/finetune.card.json) is built from
 those files alone: each file's summary, whether its models are still the shipped ones (a whole-input
 readout reads the GPT, so a new gpt.onnx makes that entry stale: `--stale` reruns it), the PLAN
-entries not run yet, and one headline over every comparison of every file (the number of tasks x
-sizes x arms compared, each claim Bonferroni-corrected for that number: training/finetune/stats.py).
+entries not run yet, the primary question's answer (training/finetune/primary.py: the lab's one test,
+Holm-corrected, planned in training/tasks/README.md) and one headline describing every other difference
+of every file with its own uncorrected 95 % interval (a description, never a finding).
 `python -m benchmarks.tables --write finetune` prints `markdown(card)` into docs/finetune.md.
 """
 from __future__ import annotations
@@ -23,6 +24,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+from .primary import headcheck_rows, markdown as primary_markdown
 
 REPO = Path(__file__).resolve().parents[2]
 RESULTS = REPO / "models" / "finetune_results"
@@ -122,7 +125,7 @@ def file_enough(summary: dict, results: list[dict]) -> bool:
 
 
 def build_card(model: str = "models") -> dict:
-    from .stats import METHOD, clear, corrected
+    from .stats import METHOD
 
     files, enough = {}, {}
     for name in PLAN:
@@ -138,19 +141,17 @@ def build_card(model: str = "models") -> dict:
              for o, by in (f["summary"].get("differences") or {}).items() for k, d in by.items() if d.get("n", 0) > 1]
     m = len(comps)
     rows = []
-    for n, o, k in comps:
+    for n, o, k in comps:  # described with their own 95 % t interval: the lab's one test is the primary question
         d = files[n]["summary"]["differences"][o][k]
-        c = corrected(d, m)
         rows.append({"file": n, "task": files[n]["task"], "head_reads": head_reads(files[n]["summary"]), "of": ["full", o],
-                     "size": k, "mean": d["mean"], "lo": c["lo"], "hi": c["hi"],
-                     "clear": clear({"corrected": c})})  # an interval of zero width is never a claim
-    claims = [r for r in rows if r["clear"]]
+                     "size": k, "mean": d["mean"], "lo": d["lo"], "hi": d["hi"],
+                     "excludes_zero": excludes_zero(d)})
     tasks = sorted({files[n]["task"] for n, _, _ in comps})
     sizes = sorted({k for _, _, k in comps}, key=lambda s: (s == "all", int(s) if s.isdigit() else 0))
     return {"model": model, "bert_onnx_sha256": fingerprint(model), "gpt_onnx_sha256": sha(Path(model) / "gpt.onnx"),
             "interval": METHOD, "files": files, "not_run": [n for n in PLAN if n not in files],
-            "described": described(), "primary": primary_answer(),
-            "headline": {"m": m, "tasks": tasks, "sizes": sizes, "claims": claims, "comparisons": rows,
+            "described": described(), "primary": primary_answer(), "headcheck": headcheck_rows(model),
+            "headline": {"m": m, "tasks": tasks, "sizes": sizes, "comparisons": rows,
                          "text": headline_text(m, tasks, sizes, rows)}}
 
 
@@ -226,30 +227,38 @@ def said(c: dict) -> str:
             f"({100 * c['lo']:+.1f} to {100 * c['hi']:+.1f})")
 
 
+def excludes_zero(d: dict) -> bool:
+    """Does a difference's uncorrected 95 % interval leave out 0? Said as description, never as a finding;
+    an interval of zero width measures no spread and never counts (stats.zero_width)."""
+    from .stats import zero_width
+
+    return d.get("lo") is not None and not zero_width(d) and (d["lo"] > 0 or d["hi"] < 0)
+
+
 def headline_text(m: int, tasks: list, sizes: list, rows: list) -> str:
-    """Every comparison of every file is one of m; the clear ones said, by kind of task: first the tasks no
-    pretrained head reads (the evidence the lab is for: each named with LP-FT against n-grams at its
-    largest size, clear or not), then the ones a head reads."""
+    """The m differences of LP-FT against the other arms, described (issue 52 must 1): each with its own
+    uncorrected 95 % interval, none a finding. First the tasks no pretrained head reads (LP-FT against
+    n-grams at the largest size), then the ones a head reads."""
     if not m:
         return "No LP-FT comparison has been run yet."
-    out = [f"{m} comparisons of LP-FT against the other arms ({len(tasks)} task{'s' * (len(tasks) != 1)}: "
-           f"{', '.join(tasks)}; size{'s' * (len(sizes) != 1)} {', '.join(sizes)}); intervals Bonferroni-corrected "
-           f"for {m}."]
+    out = [f"{m} differences of LP-FT against the other arms ({len(tasks)} task{'s' * (len(tasks) != 1)}: "
+           f"{', '.join(tasks)}; size{'s' * (len(sizes) != 1)} {', '.join(sizes)}), described with their own "
+           "uncorrected 95 % intervals: a description, not findings (the lab tests one question, the primary one)."]
     for reads, kind in ((False, "Tasks no head can read"), (True, "Tasks a pretrained head reads")):
         mine = [r for r in rows if r["head_reads"] == reads]
         if not mine:
             continue
         names = sorted({r["task"] for r in mine})
-        clear_ones = [r for r in mine if r["clear"]]
-        text = f"{kind} ({', '.join(names)}): " + (f"clear after correction: {'; '.join(map(said, clear_ones))}."
-                                                   if clear_ones else "none is clear after the correction.")
+        away = [r for r in mine if r["excludes_zero"]]
+        text = f"{kind} ({', '.join(names)}): " + (f"intervals leaving out 0: {'; '.join(map(said, away))}."
+                                                   if away else "no interval leaves out 0.")
         if not reads:
             last = []
             for t in names:
                 vs = [r for r in mine if r["task"] == t and r["of"][1] == "ngram"]
                 if vs:
                     top = max(vs, key=lambda r: int(r["size"]) if r["size"].isdigit() else 10 ** 9)
-                    last.append(said(top) + ("" if top["clear"] else ", not clear"))
+                    last.append(said(top))
             if last:
                 text += " Against character n-grams at the largest size: " + "; ".join(last) + "."
         out.append(text)
@@ -266,14 +275,11 @@ def cell(c: dict | None) -> str:
     return pct(c["mean"]) if c.get("lo") is None else f"{pct(c['mean'])} ({pct(c['lo'])} to {pct(c['hi'])})"
 
 
-def diff_cell(d: dict | None, c: dict | None = None) -> str:
-    """A difference, its 95 % interval and the interval corrected once over the card's every comparison
-    (c: the card's row; a file's own correction is never shown: one correction, issue 42)."""
+def diff_cell(d: dict | None) -> str:
+    """A difference and its uncorrected 95 % interval (a description: the lab's one test is the primary question)."""
     if not d or d.get("mean") is None or d.get("lo") is None:
         return "-"
-    extra = (f"; corrected {100 * c['lo']:+.1f} to {100 * c['hi']:+.1f}" + (", clear" if c["clear"] else "")
-             if c and c.get("lo") is not None else "")
-    return f"{100 * d['mean']:+.1f} ({100 * d['lo']:+.1f} to {100 * d['hi']:+.1f}{extra})"
+    return f"{100 * d['mean']:+.1f} ({100 * d['lo']:+.1f} to {100 * d['hi']:+.1f})"
 
 
 def choices_line(s: dict) -> str:
@@ -301,7 +307,7 @@ def choices_line(s: dict) -> str:
     return "; ".join(bits)
 
 
-def file_table(name: str, f: dict, rows: dict | None = None) -> list[str]:
+def file_table(name: str, f: dict) -> list[str]:
     s = f["summary"]
     res, arms = s["results"], list(s["results"])
     sizes = sorted({k for a in arms for k in res[a] if res[a][k].get("n")}, key=lambda k: (k == "all", int(k) if k.isdigit() else 0))
@@ -314,7 +320,7 @@ def file_table(name: str, f: dict, rows: dict | None = None) -> list[str]:
            "|---" * (1 + len(arms) + len(others)) + "|"]
     for k in sizes:
         out.append(f"| {k} | " + " | ".join(cell(res[a].get(k)) for a in arms)
-                   + "".join(f" | {diff_cell(s['differences'][o].get(k), (rows or {}).get((name, o, k)))}" for o in others)
+                   + "".join(f" | {diff_cell(s['differences'][o].get(k))}" for o in others)
                    + " |")
     maj = s.get("majority") or {}
     out.append(f"\nAlways answering '{maj.get('label')}' (the most common label): {pct(maj.get('score'))}. "
@@ -328,15 +334,15 @@ def markdown(card: dict) -> str:
     if "files" not in card:
         return ("The card `models/finetune.card.json` predates issue 32 (readout, LP-FT, class weights, seed-level "
                 "intervals): run `python -m training.finetune.report --run NAME` and then `python -m training.finetune.report`.")
-    out = [f"Intervals: {card['interval']}.\n"]
-    if card.get("primary"):
-        out.append(f"**The primary question** (planned in training/tasks/README.md before its runs): {card['primary']['text']}\n")
+    out = ["Intervals: Student's t over seeds (n - 1 degrees of freedom), 95 %, uncorrected (a description of each "
+           "figure; one seed: a percentile bootstrap over the held-out examples). The one test the lab makes is the "
+           "primary question: Holm over its tasks, with a two-level bootstrap beside it.\n"]
+    out += primary_markdown(card)
     out.append(f"**Over every file:** {card['headline']['text']}\n")
     if card.get("described"):
         out.append(described_text(card["described"]))
-    rows = {(r["file"], r["of"][1], r["size"]): r for r in card["headline"].get("comparisons", [])}
     for name, f in card["files"].items():
-        out += file_table(name, f, rows)
+        out += file_table(name, f)
     if card["not_run"]:
         out.append("Not run yet (one shared CPU core): " + ", ".join(
             f"`{n}` ({' '.join(PLAN[n])})" for n in card["not_run"]) + ".\n")
