@@ -117,7 +117,7 @@ def test_the_page_opens_with_the_primary_answer():
     if any(c["mean"] is None for c in cells.values()):
         pytest.skip("the primary cells have not run yet")
     html = (REPO / "templates" / "finetune.html").read_text(encoding="utf-8")
-    lead = html[html.index('id="ft-lead"'):html.index("</p>", html.index('id="ft-lead"'))]
+    lead = html[html.index('id="ft-lead"'):html.index("</p>", html.index('id="ft-sure"'))]  # the answer and how sure
     spans = dict(re.findall(r'data-primary="(\w+\.\w+)">([^<]+)<', lead))
     for task, c in cells.items():
         ti, b = c["t_interval"], c["bootstrap"]
