@@ -53,7 +53,7 @@ def test_the_lesson_reads_on_a_phone_and_on_a_projector(browser, ft_server, make
     page.goto("/finetune")
     page.wait_for_selector("#ft-plot svg")
     # the answer first, short enough to stay open on a phone (issue 52 must 3), its chart drawn from its table
-    assert page.inner_text("#ft-lead").startswith("Pretraining gives a head start.")
+    assert page.inner_text("#ft-lead").startswith("Pretraining beats counting letter patterns.")  # the primary answer
     assert len(page.inner_text("#ft-lead").split()) < 80 and page.locator(".intro-fold").count() == 0
     assert page.locator("#ft-answer-plot svg circle").count() == 9 and page.is_visible("#ft-answer-plot svg")
     assert page.is_hidden("#ft-evidence p")  # the statistics one click away
@@ -61,7 +61,7 @@ def test_the_lesson_reads_on_a_phone_and_on_a_projector(browser, ft_server, make
     assert "before any label" in page.inner_text("#ft-evidence")
     text = page.inner_text("main")
     for term in ("Self-supervision", "CLS head", "Per-character head", "Readout", "Linear probe", "LP-FT", "From scratch",
-                 "Class weights", "Corrected for many comparisons", "Held-out accuracy", "95 % interval",
+                 "Class weights", "One planned question", "Held-out accuracy", "95 % interval",
                  "in-context learning"):
         assert term in text or term in page.content(), term
     assert page.is_visible("#ft-login") and page.is_hidden("#ft-start")  # students watch, the instructor starts

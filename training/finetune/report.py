@@ -36,9 +36,11 @@ DEFAULT = ["--workers", "2", "--no-export", "--no-gpt"]
 GRID = ["--arms", "readout,full,probe,scratch,ngram", "--sizes", "8,32,128,all", "--trained-up-to", "128", "--seeds", "5"]
 SET = ("names", "repeats", "follows", "spaces", "typos", "capitals", "punctuation", "backwards")
 PLAN = {f"{t}-grid": ["--task", t, *GRID] for t in SET}
-# A readout declared after its task's grid ran (issue 52 must 2: names, read as 1 - p(the letter there)):
+# A readout declared after its task's grid ran (issue 52 must 2: names, read as 1 - p(the letter there);
+# follows, BERT's next-sentence head):
 # run on its own with the grid's seeds, so each seed has the same labelled examples as the grid's arms.
 PLAN["names-readout"] = ["--task", "names", "--arms", "readout", "--sizes", "8,32,128,all", "--seeds", "5"]
+PLAN["follows-readout"] = ["--task", "follows", "--arms", "readout", "--sizes", "8,32,128,all", "--seeds", "5"]  # {"nsp"}
 # The lab's one primary question (training/tasks/README.md, written down before these ran): LP-FT minus
 # class-balanced n-grams at 128 labelled examples on the tasks no head reads, 10 seeds, every test example's
 # counts kept; Holm over the two (training/finetune/primary.py). Not among the grid's comparisons.
@@ -137,7 +139,7 @@ def build_card(model: str = "models") -> dict:
                            "current": current(head, model, results), "task": summary["task"], "summary": summary}
             enough[name] = file_enough(summary, results)
     # only files whose test part reaches the minimum are compared (issue 42): the others' numbers stay in their tables
-    comps = [(n, o, k) for n, f in files.items() if enough[n] and n not in PRIMARY
+    comps = [(n, o, k) for n, f in files.items() if enough[n] and n not in PRIMARY and f["current"]  # stale: its own table only
              for o, by in (f["summary"].get("differences") or {}).items() for k, d in by.items() if d.get("n", 0) > 1]
     m = len(comps)
     rows = []
@@ -181,7 +183,10 @@ def scores_by_seed(task: str, arm: str) -> dict[str, dict[int, float]]:
     for name in PLAN:
         path = RESULTS / f"{name}.jsonl"
         if name not in PRIMARY and path.exists() and PLAN[name][PLAN[name].index("--task") + 1] == task:
-            for r in read(path)[1]:
+            head, results, _ = read(path)
+            if not current(head, results=results):
+                continue  # a stale file's seeds scored another test set: never paired with a current one
+            for r in results:
                 if r["arm"] == arm and str(r["size"]) != "0":
                     out.setdefault(str(r["size"]), {})[r["seed"]] = r["score"]
     return out
