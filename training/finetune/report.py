@@ -106,10 +106,14 @@ def current(head: dict, model: str = "models", results: list[dict] | None = None
     m = Path(model)
     same_models = head["bert_onnx_sha256"] == sha(m / "bert.onnx") and (not head["reads_gpt"]
                                                                         or head["gpt_onnx_sha256"] == sha(m / "gpt.onnx"))
-    return same_models and all(r.get("n_test") in (None, test_size(head)) for r in results or [])
+    if not same_models or not results:
+        return same_models
+    size = test_size(head)  # the task file read once, not once a result line
+    return all(r.get("n_test") in (None, size) for r in results)
 
 
 def test_size(head: dict) -> int | None:
+    """How many test examples the file's task holds today."""
     from .tasks import load_task
 
     cmd = head["command"].split()
