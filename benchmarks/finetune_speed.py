@@ -19,10 +19,10 @@ server has it measured, and app/finetunes/plan.py) beside the measured wall time
 Goal: they differ by less than half, and the grid ends within 180 s on 2 idle cores.
 
 --handoff --busy N (issue 52 must 4) starts N busy processes beside it first (`python -c "while True:
-pass"`, nice 0, killed at the end) and waits --settle seconds (default 60) so that the load average
-sees them, then states and runs as above: the stated time counts the load (app/contract/finetune_load.py).
+pass"`, nice 0, killed at the end) and waits --settle seconds (default 5) for them to run, then states
+and runs as above: the stated time counts the others in the run queue (app/contract/finetune_load.py).
 The grid runs at this script's nice (the server's trainer runs at run_nice, which the server's plan
-counts the same way); the load average at the statement and at the end is printed.
+counts the same way); the others counted at the statement and the load average at the end are printed.
 """
 from __future__ import annotations
 
@@ -98,7 +98,7 @@ def busy_processes(n: int) -> list[subprocess.Popen]:
     return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
 
 
-def handoff(model: str, threads: int, lines: int, busy: int = 0, settle: float = 60.0) -> None:
+def handoff(model: str, threads: int, lines: int, busy: int = 0, settle: float = 5.0) -> None:
     """The page's stated time for the hand-off (beside `busy` busy processes), then the hand-off run and timed."""
     hogs = busy_processes(busy)
     try:
@@ -136,7 +136,8 @@ def _handoff(model: str, threads: int, lines: int, busy: int) -> None:
           f"measured {r['total_s']:.0f} s from launch to summary (ratio {ratio:.2f}: "
           f"{'within' if 0.5 < ratio < 1.5 else 'NOT within'} half; the trainer's own estimate at its start "
           f"{r['trainer_estimate_s']} s); CPU {r['cpu_s']} s; {busy} busy processes beside it; load average "
-          f"{stated['load']['load']:.1f} when stated (slowdown counted {stated['load']['factor']:.2f}), "
+          f"others in the run queue when stated {stated['load']['load']:.1f} ({stated['load']['weighted']:.1f} at their nice; "
+          f"slowdown counted {stated['load']['factor']:.2f}), 1-minute load average "
           f"{r['load_average_at_end'][0]:.1f} at the end, on {os.cpu_count()} cores")
 
 
@@ -160,7 +161,7 @@ def main() -> None:
     p.add_argument("--lines", type=int, default=20, help="with --handoff: labelled lines of the class file")
     p.add_argument("--results", action="store_true", help="print the committed result files' cost and exit")
     p.add_argument("--busy", type=int, default=0, help="with --handoff: busy processes to start beside it (nice 0)")
-    p.add_argument("--settle", type=float, default=60.0, help="with --busy: seconds to wait for the load average")
+    p.add_argument("--settle", type=float, default=5.0, help="with --busy: seconds to wait for them to run")
     p.add_argument("extra", nargs="*", help="more finetune flags after --, e.g. -- --steps 30")
     a = p.parse_args()
     if a.results:

@@ -44,11 +44,14 @@ class SkippedArm(BaseModel):
 
 
 class Load(BaseModel):
-    load: float = Field(description="The machine's 1-minute load average when the plan was made.")
+    load: float = Field(description="Threads of other programs that wanted a core when the plan was made (the run "
+                        "queue, sampled over a fifth of a second; where /proc is missing, the 1-minute load average).")
+    weighted: float = Field(description="The same threads weighed by their nice (a nice-n thread counts 1.25^-n).")
     cores: int
     nice: int = Field(description="The nice the trainer runs at (the server's run_nice).")
     factor: float = Field(description="How many times an idle machine's time the load makes the grid take "
                           "(app/contract/finetune_load.py); counted in `seconds`.")
+    source: str = Field(description="How the others were read: 'run queue' or 'load average'.")
     words: str
 
 

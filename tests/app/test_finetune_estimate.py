@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import time
 
@@ -36,7 +37,7 @@ def stand_in(timing: dict | None = TIMING, sleep: float = 0.0, error: str | None
 @pytest.fixture()
 def client(tiny_models_dir, tmp_path, monkeypatch):
     # an idle machine whatever this one is doing: the load is counted (finetune_load), the test asks for none
-    monkeypatch.setattr(finetune_load, "machine", lambda: (0.0, os.cpu_count() or 1))
+    monkeypatch.setattr(finetune_load, "machine", lambda: ([[]], os.cpu_count() or 1, "run queue"))
     settings = Settings(models_dir=tiny_models_dir, data_dir=tmp_path / "data", instructor_token=TOKEN, run_threads=1)
     with TestClient(create_app(settings)) as c:
         times = c.app.state.finetunes.step_times
@@ -79,12 +80,12 @@ def test_a_busy_machine_stretches_the_estimate_and_the_words_say_so(client, monk
     trainer niced at the server's run_nice (10) far longer still; the words show the load."""
     idle = ask(client, seeds=3)["estimate"]
     assert idle["load"]["factor"] == 1.0 and "as good as idle" in idle["text"]
-    monkeypatch.setattr(finetune_load, "machine", lambda: (2.0, 2))
+    monkeypatch.setattr(finetune_load, "machine", lambda: ([[1.0, 1.0]], 2, "run queue"))  # two busy nice-0 threads
     busy = ask(client, seeds=3)["estimate"]
     nice = Settings.model_fields["run_nice"].default  # the fixture's settings leave it as it is
-    assert busy["load"] == finetune_load.load(min(2, os.cpu_count() or 1), nice, at=(2.0, 2))
+    assert busy["load"] == finetune_load.load(min(2, os.cpu_count() or 1), nice, at=([[1.0, 1.0]], 2, "run queue"))
     assert busy["load"]["factor"] > 1.5 and busy["seconds"] > 1.5 * idle["seconds"]
-    assert "the machine is busy: load 2.0 on 2 cores" in busy["text"]
+    assert "the machine is busy: other work wants 2.0 of the 2 cores now" in busy["text"]
 
 
 def test_the_slowdown_is_one_when_idle_and_follows_the_shares_of_the_cores():
@@ -92,6 +93,50 @@ def test_the_slowdown_is_one_when_idle_and_follows_the_shares_of_the_cores():
     assert finetune_load.slowdown(2.0, 2, 2) == pytest.approx(2.0)  # 4 processes on 2 cores: half a core each
     assert finetune_load.slowdown(1.0, 4, 2) == 1.0  # spare cores: no one waits
     assert finetune_load.slowdown(2.0, 2, 2, nice=10) > 9  # a niced grid beside nice-0 work gets a tenth of a core
+    # one nice-0 neighbour takes one core, no more: the niced grid's two workers share the other
+    assert finetune_load.slowdown([1.0], 2, 2, nice=10) == pytest.approx(2.0)
+    assert finetune_load.shares([1.0, 0.1, 0.1], 2) == pytest.approx([1.0, 0.5, 0.5])
+    # a neighbour at nice 19 barely slows a nice-0 grid; the load average counted it as a whole core
+    assert finetune_load.slowdown([finetune_load.weight(19)] * 2, 2, 2) < 1.05
+    # two samples, one busy and one idle: the shares are averaged over the time, not the loads
+    assert finetune_load.slowdown([[1.0, 1.0], []], 2, 2) == pytest.approx(1 / ((0.5 + 1.0) / 2))
+
+
+def test_the_run_queue_sees_a_busy_neighbour_at_its_nice_and_leaves_ours_out():
+    """The others are read from /proc now (each thread's state and nice), not from a load average that
+    trails by a minute: a busy process started a moment ago is there, at its own weight."""
+    if finetune_load.run_queue() is None:
+        pytest.skip("no /proc here: the load average stands in")
+    code = "import os; os.nice(13)\nwhile True: pass"
+    hog = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        want = finetune_load.weight(13)
+        deadline, seen = time.time() + 20, False
+        while time.time() < deadline and not seen:
+            seen = any(w == pytest.approx(want) for w in finetune_load.run_queue() or [])
+            time.sleep(0.05)
+        assert seen, "a busy nice-13 process never showed in the run queue"
+        for _ in range(5):  # the same process counted as ours is never among the others
+            assert not any(w == pytest.approx(want) for w in finetune_load.run_queue(exclude=hog.pid)) or \
+                _other_nice_13(hog.pid)
+        busy = finetune_load.load(2, 0)
+        assert busy["source"] == "run queue" and busy["load"] >= 0
+    finally:
+        hog.kill()
+        hog.wait()
+
+
+def _other_nice_13(pid: int) -> bool:
+    """Another program of this machine busy at nice 13 (then the check above cannot tell them apart)."""
+    for p in os.listdir("/proc"):
+        if p.isdigit() and int(p) != pid:
+            try:
+                fields = open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[0] == "R" and fields[16] == "13":
+                return True
+    return False
 
 
 def test_more_seeds_take_longer_and_the_words_say_minutes(client):
