@@ -103,6 +103,7 @@ function renderTimeLeft(detail, active) {
 function watch(id) {
   view.source?.close();
   view.id = id;
+  document.documentElement.classList.add("ft-has-job"); // the projector shows this job, not the lab's answer
   const url = new URL(location.href);
   url.searchParams.set("job", id);
   history.replaceState(null, "", url);

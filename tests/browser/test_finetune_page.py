@@ -71,9 +71,14 @@ def test_the_lesson_reads_on_a_phone_and_on_a_projector(browser, ft_server, make
     ctx.close()
     ctx, page, rec = make_page(browser, ft_server, 1280, 720)
     page.goto("/finetune?projector=1")
-    page.wait_for_selector("#ft-plot svg")
+    page.wait_for_selector("#ft-answer-plot svg circle")
     assert page.evaluate("document.documentElement.classList.contains('projector')")
     assert page.is_hidden("#ft-lesson")  # the projector shows the plot, not the glossary
+    # no fine-tune yet: the projector shows the lab's answer in its own words, not an empty job panel
+    assert page.inner_text("#ft-lead").startswith("Pretraining beats counting letter patterns.")
+    assert page.is_visible("#ft-lead") and page.is_visible("#ft-sure") and page.is_hidden("#ft-job")
+    tick = page.evaluate("document.querySelector('#ft-answer-plot svg .tick').getBoundingClientRect().height")
+    assert tick >= 16, tick  # the chart's numbers read from the back row (12 px on a laptop)
     page.keyboard.press("Tab")  # keyboard reaches the page's controls
     assert page.evaluate("document.activeElement !== document.body")
     rec.assert_clean(page)
