@@ -19,7 +19,7 @@ server has it measured, and app/finetunes/plan.py) beside the measured wall time
 Goal: they differ by less than half, and the grid ends within 180 s on 2 idle cores.
 
 --handoff --busy N (issue 52 must 4) starts N busy processes beside it first (`python -c "while True:
-pass"`, nice 0, killed at the end) and waits --settle seconds (default 5) for them to run, then states
+pass"`, at --busy-nice, default 0, killed at the end) and waits --settle seconds (default 5) for them to run, then states
 and runs as above: the stated time counts the others in the run queue (app/contract/finetune_load.py).
 The grid runs at this script's nice (the server's trainer runs at run_nice, which the server's plan
 counts the same way); the others counted at the statement and the load average at the end are printed.
@@ -93,25 +93,26 @@ def handoff_task(folder: Path, lines: int = 20) -> Path:
     return path
 
 
-def busy_processes(n: int) -> list[subprocess.Popen]:
-    """n processes that want a core all the time, at nice 0, as a neighbour's work would."""
-    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+def busy_processes(n: int, nice: int = 0) -> list[subprocess.Popen]:
+    """n processes that want a core all the time, at `nice`, as a neighbour's work would."""
+    code = f"import os; os.nice({nice})\nwhile True: pass"
+    return [subprocess.Popen([sys.executable, "-c", code]) for _ in range(n)]
 
 
-def handoff(model: str, threads: int, lines: int, busy: int = 0, settle: float = 5.0) -> None:
+def handoff(model: str, threads: int, lines: int, busy: int = 0, settle: float = 5.0, busy_nice: int = 0) -> None:
     """The page's stated time for the hand-off (beside `busy` busy processes), then the hand-off run and timed."""
-    hogs = busy_processes(busy)
+    hogs = busy_processes(busy, busy_nice)
     try:
         if hogs:
             time.sleep(settle)
-        _handoff(model, threads, lines, busy)
+        _handoff(model, threads, lines, f"{busy}{f' (at nice {busy_nice})' if busy and busy_nice else ''}")
     finally:
         for h in hogs:  # only the processes this script started, each by its own handle
             h.kill()
             h.wait()
 
 
-def _handoff(model: str, threads: int, lines: int, busy: int) -> None:
+def _handoff(model: str, threads: int, lines: int, busy: str) -> None:
     from app.contract.finetune_cost import HANDOFF
     from app.contract.finetune_evidence import plan as make_plan
     from app.contract.task_format import parse_task
@@ -135,7 +136,7 @@ def _handoff(model: str, threads: int, lines: int, busy: int) -> None:
     print(f"hand-off ({lines} lines; {HANDOFF}): stated before Start {stated['seconds']:.0f} s, \"{stated['text']}\"; "
           f"measured {r['total_s']:.0f} s from launch to summary (ratio {ratio:.2f}: "
           f"{'within' if 0.5 < ratio < 1.5 else 'NOT within'} half; the trainer's own estimate at its start "
-          f"{r['trainer_estimate_s']} s); CPU {r['cpu_s']} s; {busy} busy processes beside it; load average "
+          f"{r['trainer_estimate_s']} s); CPU {r['cpu_s']} s; {busy} busy processes beside it; "
           f"others in the run queue when stated {stated['load']['load']:.1f} ({stated['load']['weighted']:.1f} at their nice; "
           f"slowdown counted {stated['load']['factor']:.2f}), 1-minute load average "
           f"{r['load_average_at_end'][0]:.1f} at the end, on {os.cpu_count()} cores")
@@ -161,6 +162,7 @@ def main() -> None:
     p.add_argument("--lines", type=int, default=20, help="with --handoff: labelled lines of the class file")
     p.add_argument("--results", action="store_true", help="print the committed result files' cost and exit")
     p.add_argument("--busy", type=int, default=0, help="with --handoff: busy processes to start beside it (nice 0)")
+    p.add_argument("--busy-nice", type=int, default=0, help="with --busy: their nice (19: work that yields to ours)")
     p.add_argument("--settle", type=float, default=5.0, help="with --busy: seconds to wait for them to run")
     p.add_argument("extra", nargs="*", help="more finetune flags after --, e.g. -- --steps 30")
     a = p.parse_args()
@@ -168,7 +170,7 @@ def main() -> None:
         from_results()
         return
     if a.handoff:
-        handoff(a.model, a.threads, a.lines, a.busy, a.settle)
+        handoff(a.model, a.threads, a.lines, a.busy, a.settle, a.busy_nice)
         return
     r = measure(a.model, a.task, a.threads, a.extra)
     print(json.dumps(r, indent=1))
