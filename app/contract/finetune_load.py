@@ -122,12 +122,17 @@ def load(ours: int, nice: int = 0, at: tuple | None = None) -> dict:
     what it does to the grid's time. `at`: (others, cores[, source]) instead of reading the machine."""
     others, cores, source = (at + ("given",))[:3] if at is not None else machine()
     samples = [nice_zero(float(others))] if isinstance(others, (int, float)) else others
-    count = sum(len(s) for s in samples) / len(samples)
     weighted = sum(sum(s) for s in samples) / len(samples)
+    # a load average is a count already (its fraction a part-time process, not a lower priority)
+    count = weighted if source == "load average" or isinstance(others, (int, float)) else \
+        sum(len(s) for s in samples) / len(samples)
     factor = slowdown(samples, cores, ours, nice)
-    busy = f"other work wants {count:.1f} of the {cores} cores" + (" now" if source == "run queue" else f" ({source})")
+    # no brackets: the words sit inside the estimate's own "(...)"
+    busy = f"other work wants {count:.1f} of the {cores} cores " + ("now" if source == "run queue" else
+                                                                    "over the last minute" if source == "load average"
+                                                                    else source)
     if abs(weighted - count) >= 0.05:
-        busy += f", worth {f'{weighted:.1f}' if weighted >= 0.1 else 'almost none'} of them at its lower priority (nice)"
+        busy += f", worth {f'{weighted:.1f}' if weighted >= 0.1 else 'almost none'} of them at its lower priority"
     words = (f"the machine is busy: {busy}, so about {factor:.1f} x an idle machine's time"
              if factor >= 1.05 else f"{busy}: as good as idle")
     return {"load": round(count, 2), "weighted": round(weighted, 2), "cores": cores, "nice": nice,

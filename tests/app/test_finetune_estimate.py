@@ -245,3 +245,13 @@ def test_a_server_without_the_train_extra_times_nothing_and_says_so(client, monk
     client.app.state.finetunes.step_times.command = stand_in(error="must not be asked")
     est = ask(client)["estimate"]
     assert est["seconds"] is None and "cannot train" in est["why"] and est["measuring"] is False
+
+
+def test_where_proc_is_missing_the_load_average_stands_in_as_nice_zero_work(monkeypatch):
+    monkeypatch.setattr(finetune_load, "run_queue", lambda exclude=None: None)
+    monkeypatch.setattr(finetune_load.os, "getloadavg", lambda: (1.5, 1.0, 1.0))
+    monkeypatch.setattr(finetune_load.os, "cpu_count", lambda: 2)
+    busy = finetune_load.load(2, 0)
+    assert busy["source"] == "load average" and busy["load"] == busy["weighted"] == 1.5
+    assert busy["factor"] == pytest.approx(finetune_load.slowdown(1.5, 2, 2)) and busy["factor"] > 1.5
+    assert "wants 1.5 of the 2 cores over the last minute" in busy["words"] and "priority" not in busy["words"]

@@ -16,9 +16,10 @@ from tests.browser.test_finetune_page import (CLASS_LABELS, TOKEN, ft_server, no
 
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not trainer_has_finetune(), reason="python -m training finetune is not in this checkout")]
-# the machine's load comes first in the brackets (issue 52 must 4): "load 0.3 on 2 cores: as good as idle; "
-SENTENCE = re.compile(r"^(About (a minute|\d+ minutes)|Under a minute) on this machine \((?:[^;()]*load [0-9.]+ on \d+ "
-                      r"cores[^;()]*; )?one training step takes "
+# the machine's load comes first in the brackets (issue 52 must 4): "other work wants 0.3 of the 2 cores now:
+# as good as idle; "
+SENTENCE = re.compile(r"^(About (a minute|\d+ minutes)|Under a minute) on this machine \((?:[^;()]*wants [0-9.]+ of the "
+                      r"\d+ cores[^;()]*; )?one training step takes "
                       r"([0-9.e-]+) s here; (\d+) fine-tunes: ")
 
 

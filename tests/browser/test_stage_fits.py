@@ -255,7 +255,7 @@ APPLETS = {
                     ["#o-perm-h", "#o-perm"], ["#o-nsp-h"], ["#o-cmp-h", "#o-cards"]],
     "/concepts": [["#q-list .q-card.is-current"]],
     "/train": [["#t-run-h"]],
-    "/finetune": [["#ft-job-h", "#ft-plot"]],
+    "/finetune": [["#ft-lead", "#ft-answer-plot svg"]],  # no fine-tune yet: the lab's answer (with one: the job)
 }
 
 
