@@ -27,6 +27,7 @@ from pathlib import Path
 NICE_WEIGHT = 1.25  # each nice level weighs 1/1.25 of the one below (the kernel's table, rounded)
 SAMPLES, GAP = 6, 0.04  # the run queue read 6 times, 40 ms apart: a neighbour's burst is not its load
 PROC = Path("/proc")
+PF_KTHREAD = 0x00200000  # proc(5) field 9, flags: a kernel worker (nice -20, weight 86, runs for microseconds)
 
 
 def weight(nice: int) -> float:
@@ -53,7 +54,7 @@ def run_queue(exclude: int | None = None) -> list[float] | None:
             except OSError:
                 continue
             fields = stat[stat.rindex(")") + 2:].split()  # the name may hold spaces: fields after it
-            if fields[0] == "R":
+            if fields[0] == "R" and not int(fields[6]) & PF_KTHREAD:  # a kernel thread's burst is not a neighbour
                 found.append(weight(int(fields[16])))  # field 19 of proc(5): the nice
     return found
 
@@ -132,7 +133,8 @@ def load(ours: int, nice: int = 0, at: tuple | None = None) -> dict:
                                                                     "over the last minute" if source == "load average"
                                                                     else source)
     if abs(weighted - count) >= 0.05:
-        busy += f", worth {f'{weighted:.1f}' if weighted >= 0.1 else 'almost none'} of them at its lower priority"
+        busy += (f", worth {f'{weighted:.1f}' if weighted >= 0.1 else 'almost none'} of them at its "
+                 f"{'lower' if weighted < count else 'higher'} priority")
     words = (f"the machine is busy: {busy}, so about {factor:.1f} x an idle machine's time"
              if factor >= 1.05 else f"{busy}: as good as idle")
     return {"load": round(count, 2), "weighted": round(weighted, 2), "cores": cores, "nice": nice,

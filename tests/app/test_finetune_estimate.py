@@ -255,3 +255,21 @@ def test_where_proc_is_missing_the_load_average_stands_in_as_nice_zero_work(monk
     assert busy["source"] == "load average" and busy["load"] == busy["weighted"] == 1.5
     assert busy["factor"] == pytest.approx(finetune_load.slowdown(1.5, 2, 2)) and busy["factor"] > 1.5
     assert "wants 1.5 of the 2 cores over the last minute" in busy["words"] and "priority" not in busy["words"]
+
+
+def test_the_run_queue_counts_running_threads_at_their_nice_and_leaves_out_kernel_workers(monkeypatch, tmp_path):
+    """proc(5): state is field 3, flags field 9 (PF_KTHREAD 0x00200000), nice field 19; a name may hold spaces
+    and brackets. A kernel worker at nice -20 (weight 86) runs for microseconds: never a neighbour."""
+    def task(pid: int, tid: int, name: str, state: str, flags: int, nice: int) -> None:
+        folder = tmp_path / str(pid) / "task" / str(tid)
+        folder.mkdir(parents=True)
+        rest = [state, "1", str(pid), str(pid), "0", "-1", str(flags)] + ["0"] * 9 + [str(nice)] + ["1"] * 30
+        (folder / "stat").write_text(f"{tid} ({name}) " + " ".join(rest) + "\n")
+    task(100, 100, "python3 (busy) x", "R", 0x400000, 0)      # a neighbour at nice 0: a whole core's worth
+    task(100, 101, "python3 (busy) x", "R", 0x400040, 5)      # its second thread, at nice 5
+    task(200, 200, "kworker/0:1H", "R", 0x04208060, -20)      # a kernel worker: left out
+    task(300, 300, "sleeper", "S", 0x400000, 0)               # asleep: wants no core
+    task(400, 400, "ours", "R", 0x400000, 0)                  # the asking process itself: counted as ours
+    (tmp_path / "self").mkdir()                                # not a process
+    monkeypatch.setattr(finetune_load, "PROC", tmp_path)
+    assert sorted(finetune_load.run_queue(exclude=400)) == pytest.approx([finetune_load.weight(5), 1.0])
