@@ -161,7 +161,7 @@ def main() -> None:
     p.add_argument("--handoff", action="store_true", help="the class hand-off's grid: its stated time and measured time")
     p.add_argument("--lines", type=int, default=20, help="with --handoff: labelled lines of the class file")
     p.add_argument("--results", action="store_true", help="print the committed result files' cost and exit")
-    p.add_argument("--busy", type=int, default=0, help="with --handoff: busy processes to start beside it (nice 0)")
+    p.add_argument("--busy", type=int, default=0, help="with --handoff: busy processes to start beside it (at --busy-nice)")
     p.add_argument("--busy-nice", type=int, default=0, help="with --busy: their nice (19: work that yields to ours)")
     p.add_argument("--settle", type=float, default=5.0, help="with --busy: seconds to wait for them to run")
     p.add_argument("extra", nargs="*", help="more finetune flags after --, e.g. -- --steps 30")

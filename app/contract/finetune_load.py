@@ -102,16 +102,20 @@ def shares(weights: list[float], cores: int) -> list[float]:
         full |= more
 
 
+def as_samples(others: float | list[float] | list[list[float]]) -> list[list[float]]:
+    """A count of nice-0 processes, one run queue's weights, or several samples: as samples."""
+    if isinstance(others, (int, float)):
+        return [nice_zero(max(0.0, float(others)))]
+    if others and isinstance(others[0], list):
+        return others
+    return [list(others or [])]
+
+
 def slowdown(others: float | list[float] | list[list[float]], cores: int, ours: int, nice: int = 0) -> float:
     """How many times longer a step takes beside `others` than on an idle machine: a count of nice-0
     processes, one run queue's weights, or several samples of it (their shares averaged)."""
     cores, ours = max(1, cores), max(1, ours)
-    if isinstance(others, (int, float)):
-        samples = [nice_zero(max(0.0, float(others)))]
-    elif others and isinstance(others[0], list):
-        samples = others
-    else:
-        samples = [others or []]
+    samples = as_samples(others)
     w = weight(max(0, nice))
     idle = min(1.0, cores / ours)
     busy = sum(shares(list(s) + [w] * ours, cores)[-1] for s in samples) / len(samples)
@@ -122,7 +126,7 @@ def load(ours: int, nice: int = 0, at: tuple | None = None) -> dict:
     """{"load", "weighted", "cores", "nice", "factor", "source", "words"}: who else wants a core now and
     what it does to the grid's time. `at`: (others, cores[, source]) instead of reading the machine."""
     others, cores, source = (at + ("given",))[:3] if at is not None else machine()
-    samples = [nice_zero(float(others))] if isinstance(others, (int, float)) else others
+    samples = as_samples(others)
     weighted = sum(sum(s) for s in samples) / len(samples)
     # a load average is a count already (its fraction a part-time process, not a lower priority)
     count = weighted if source == "load average" or isinstance(others, (int, float)) else \
